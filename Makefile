@@ -1,0 +1,62 @@
+# respike — see README.md. Every target works on a fresh machine with Go;
+# tests and benchmarks also need redis-server and redis-tools (Debian),
+# which .ci/run installs.
+
+GO       ?= go
+BIN      := bin/respike
+# Every folder under commands/ except shared code is a module.
+FAMILIES := $(filter-out internal,$(notdir $(patsubst %/,%,$(wildcard commands/*/))))
+MODULES  := $(FAMILIES:%=commands/%.wasm)
+EXAMPLES := $(patsubst %/,%,$(wildcard examples/*/))
+WASMENV  := GOOS=wasip1 GOARCH=wasm
+
+.PHONY: run build commands examples test vet bench bench-go new-command clean
+
+## run: build the daemon and every module, start on 127.0.0.1:6379 with the embedded store
+run: build commands
+	./$(BIN) -config proxy.toml
+
+## build: the daemon
+build:
+	$(GO) build -o $(BIN) ./cmd/respike
+
+## commands: every commands/<family> module to commands/<family>.wasm
+commands: $(MODULES)
+
+commands/%.wasm: FORCE
+	$(WASMENV) $(GO) build -buildmode=c-shared -o $@ ./commands/$*
+
+## examples: every examples/<name> to examples/<name>/<name>.wasm
+examples:
+	@for d in $(EXAMPLES); do \
+		n=$$(basename $$d); echo "build $$d/$$n.wasm"; \
+		$(WASMENV) $(GO) build -buildmode=c-shared -o $$d/$$n.wasm ./$$d || exit 1; \
+	done
+
+## vet: formatting and go vet, native and wasm
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(WASMENV) $(GO) vet ./guest-sdk/... ./commands/... $(if $(EXAMPLES),./examples/...)
+
+## test: every test, with the race detector
+test: vet
+	$(GO) test -race -count=1 ./...
+
+## bench: Go benchmarks, then redis-benchmark against respike and redis-server side by side
+bench: bench-go build commands
+	./scripts/bench.sh
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./guest-sdk/... ./host/...
+
+## new-command: scaffold a module, e.g. make new-command NAME=hello
+new-command:
+	@test -n "$(NAME)" || { echo "usage: make new-command NAME=yourcommand"; exit 2; }
+	$(GO) run ./cmd/respike new-command $(NAME)
+
+clean:
+	rm -rf bin commands/*.wasm examples/*/*.wasm
+
+FORCE:

@@ -1,0 +1,131 @@
+package codec
+
+// Builder methods append an op or set a policy field on a Call and return the
+// Call, so a record operation reads as one chain:
+//
+//	c.Record(key).Guard(TypeString).TTLNever().Put(BinType, Str(TypeString)).Put(BinValue, Bytes(v))
+//
+// None of them allocates once the Call's op slice has grown.
+
+func (c *Call) op(o Op) *Call {
+	c.Ops = append(c.Ops, o)
+	return c
+}
+
+// Get reads one bin; bin "" reads all bins as a map of bin name → value.
+func (c *Call) Get(bin string) *Call { return c.op(Op{Code: OpGet, Bin: bin}) }
+
+// Header makes the call report the record's generation and TTL without
+// reading bins.
+func (c *Call) Header() *Call { return c.op(Op{Code: OpGetHeader}) }
+
+// Put writes a bin.
+func (c *Call) Put(bin string, v Value) *Call { return c.op(Op{Code: OpPut, Bin: bin, Value: v}) }
+
+// Add adds an integer or float to a numeric bin (a missing bin counts as 0).
+func (c *Call) Add(bin string, delta Value) *Call {
+	return c.op(Op{Code: OpAdd, Bin: bin, Value: delta})
+}
+
+// Append appends bytes to a blob bin (a missing bin counts as empty).
+func (c *Call) Append(bin string, b []byte) *Call {
+	return c.op(Op{Code: OpAppend, Bin: bin, Value: Bytes(b)})
+}
+
+// Delete deletes the record.
+func (c *Call) Delete() *Call { return c.op(Op{Code: OpDelete}) }
+
+// Touch applies the policy's TTL to an existing record.
+func (c *Call) Touch() *Call { return c.op(Op{Code: OpTouch}) }
+
+// Op appends any op.
+func (c *Call) Op(o Op) *Call { return c.op(o) }
+
+// MapPut writes key,value pairs into a map bin with MapWrite* and MapOrder* flags.
+func (c *Call) MapPut(bin string, flags uint32, kv []Value) *Call {
+	return c.op(Op{Code: OpMapPut, Bin: bin, Flags: flags, Values: kv})
+}
+
+// MapIncrement adds delta to the value under key (missing counts as 0) and
+// returns the new value. flags carries MapOrder* for a map it creates.
+func (c *Call) MapIncrement(bin string, flags uint32, key, delta Value) *Call {
+	return c.op(Op{Code: OpMapIncrement, Bin: bin, Flags: flags, Value: key, Value2: delta})
+}
+
+// MapSize returns the number of items in a map bin (0 when absent).
+func (c *Call) MapSize(bin string) *Call { return c.op(Op{Code: OpMapSize, Bin: bin}) }
+
+// MapGetByKeys returns the items with the given keys, per ret.
+func (c *Call) MapGetByKeys(bin string, ret MapReturn, keys []Value) *Call {
+	return c.op(Op{Code: OpMapGetByKeys, Bin: bin, Return: ret, Values: keys})
+}
+
+// MapRemoveByKeys removes the items with the given keys and returns them per ret.
+func (c *Call) MapRemoveByKeys(bin string, ret MapReturn, keys []Value) *Call {
+	return c.op(Op{Code: OpMapRemoveByKeys, Bin: bin, Return: ret, Values: keys})
+}
+
+// MapGetByIndex returns count items from index in key order (count < 0: to the end).
+func (c *Call) MapGetByIndex(bin string, ret MapReturn, index, count int64) *Call {
+	return c.op(Op{Code: OpMapGetByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+}
+
+// MapRemoveByIndex removes count items from index in key order and returns them per ret.
+func (c *Call) MapRemoveByIndex(bin string, ret MapReturn, index, count int64) *Call {
+	return c.op(Op{Code: OpMapRemoveByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+}
+
+// MapGetByRank returns count items from rank in value order (ties by key).
+func (c *Call) MapGetByRank(bin string, ret MapReturn, rank, count int64) *Call {
+	return c.op(Op{Code: OpMapGetByRank, Bin: bin, Return: ret, Index: rank, Count: count})
+}
+
+// MapGetByValueRange returns the items whose value is in [begin, end).
+func (c *Call) MapGetByValueRange(bin string, ret MapReturn, begin, end Value) *Call {
+	return c.op(Op{Code: OpMapGetByValues, Bin: bin, Return: ret, Value: begin, Value2: end})
+}
+
+// MapGetByKeyRange returns the items whose key is in [begin, end).
+func (c *Call) MapGetByKeyRange(bin string, ret MapReturn, begin, end Value) *Call {
+	return c.op(Op{Code: OpMapGetByKeyRange, Bin: bin, Return: ret, Value: begin, Value2: end})
+}
+
+// MapClear removes every item of a map bin.
+func (c *Call) MapClear(bin string) *Call { return c.op(Op{Code: OpMapClear, Bin: bin}) }
+
+// Guard makes the call fail with FilteredOut unless the record is absent or
+// of type tag t.
+func (c *Call) Guard(t string) *Call { c.Policy.Guard = t; return c }
+
+// Exists sets the exists policy of a write.
+func (c *Call) Exists(p ExistsPolicy) *Call { c.Policy.Exists = p; return c }
+
+// TTLKeep leaves the record's expiry as it is (the default).
+func (c *Call) TTLKeep() *Call { c.Policy.TTL, c.Policy.Seconds = TTLKeep, 0; return c }
+
+// TTLNever makes the record never expire.
+func (c *Call) TTLNever() *Call { c.Policy.TTL, c.Policy.Seconds = TTLNever, 0; return c }
+
+// Expire makes the record expire in seconds (at least 1).
+func (c *Call) Expire(seconds int64) *Call {
+	c.Policy.TTL, c.Policy.Seconds = TTLSeconds, seconds
+	return c
+}
+
+// Generation makes the call fail with GenerationError unless the record's
+// generation is g.
+func (c *Call) Generation(g uint32) *Call { c.Policy.Generation = g; return c }
+
+// DeleteIfEmpty deletes the record when the collection bin is empty after the ops.
+func (c *Call) DeleteIfEmpty(bin string) *Call { c.Policy.DeleteIfEmpty = bin; return c }
+
+// OK reports whether the call succeeded.
+func (r *Result) OK() bool { return r.Code == OK }
+
+// Value returns the value of op i, or Nil when there is none.
+func (r *Result) Value(i int) Value {
+	if i < 0 || i >= len(r.Values) {
+		return Nil
+	}
+	return r.Values[i]
+}

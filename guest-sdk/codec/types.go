@@ -1,0 +1,363 @@
+// Package codec is the wire format between the respike host and its command
+// modules: store requests, their results, command start messages and module
+// manifests. Host and guest both import it, so they can never disagree about a
+// byte. It depends on the standard library only and builds for wasip1.
+//
+// The vocabulary mirrors Aerospike's: one Call is one atomic operate on one
+// record; a Request carries one or more Calls (several become a batch), or one
+// keyspace-wide action (scan page, count, truncate).
+package codec
+
+// ABIVersion is the version of the host↔guest ABI. A module exports it as
+// respike_abi; the host refuses modules with another version.
+const ABIVersion = 1
+
+// Bin names and type tags shared by every built-in module. Bin names must stay
+// within Aerospike's 15-byte limit.
+const (
+	BinType  = "t" // the type-tag bin present on every record respike writes
+	BinValue = "v" // the value bin (string value, hash map, set map, ...)
+
+	TypeString = "string"
+	TypeHash   = "hash"
+	TypeList   = "list"
+	TypeSet    = "set"
+	TypeZSet   = "zset"
+)
+
+// Kind is the type of a Value.
+type Kind uint8
+
+// Value kinds. They match Aerospike particle types that respike uses.
+const (
+	KindNil   Kind = iota // absent bin or no value
+	KindInt               // int64
+	KindFloat             // float64
+	KindBytes             // blob: Redis strings, map keys
+	KindStr               // UTF-8 string particle (type tags)
+	KindList              // ordered list of values (List)
+	KindMap               // map as flattened key,value pairs (List)
+	KindBool              // boolean (Int is 0 or 1)
+)
+
+// Value is one datum moving between guest and store. Collections hold their
+// elements in List; a map holds key0, value0, key1, value1, ...
+//
+// Bytes and List returned by a decoder alias the decoder's buffers: copy what
+// must outlive the current step.
+type Value struct {
+	Kind  Kind
+	Int   int64
+	Float float64
+	Bytes []byte
+	List  []Value
+}
+
+// Nil is the absent value.
+var Nil = Value{}
+
+// Int returns an integer value.
+func Int(n int64) Value { return Value{Kind: KindInt, Int: n} }
+
+// Float returns a float64 value.
+func Float(f float64) Value { return Value{Kind: KindFloat, Float: f} }
+
+// Bytes returns a blob value. The slice is not copied.
+func Bytes(b []byte) Value { return Value{Kind: KindBytes, Bytes: b} }
+
+// Str returns a string-particle value (used for type tags).
+func Str(s string) Value { return Value{Kind: KindStr, Bytes: []byte(s)} }
+
+// Bool returns a boolean value.
+func Bool(b bool) Value {
+	if b {
+		return Value{Kind: KindBool, Int: 1}
+	}
+	return Value{Kind: KindBool}
+}
+
+// List returns a list value.
+func List(vs ...Value) Value { return Value{Kind: KindList, List: vs} }
+
+// Map returns a map value from flattened key, value pairs.
+func Map(kv ...Value) Value { return Value{Kind: KindMap, List: kv} }
+
+// IsNil reports whether v is absent.
+func (v Value) IsNil() bool { return v.Kind == KindNil }
+
+// Len is the element count of a list, or the pair count of a map.
+func (v Value) Len() int {
+	if v.Kind == KindMap {
+		return len(v.List) / 2
+	}
+	return len(v.List)
+}
+
+// Equal reports whether two values are identical in kind and content.
+func (v Value) Equal(o Value) bool {
+	if v.Kind != o.Kind {
+		return false
+	}
+	switch v.Kind {
+	case KindNil:
+		return true
+	case KindInt, KindBool:
+		return v.Int == o.Int
+	case KindFloat:
+		return v.Float == o.Float
+	case KindBytes, KindStr:
+		return string(v.Bytes) == string(o.Bytes)
+	default:
+		if len(v.List) != len(o.List) {
+			return false
+		}
+		for i := range v.List {
+			if !v.List[i].Equal(o.List[i]) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Code is a per-record result code. Values below 1000 are Aerospike's own
+// result codes, so an operator can look them up; 1000 and above are respike's.
+type Code int32
+
+// Result codes.
+const (
+	OK               Code = 0
+	NotFound         Code = 2  // KEY_NOT_FOUND_ERROR: read or update-only write of a missing record
+	GenerationError  Code = 3  // GENERATION_ERROR: generation check failed
+	Exists           Code = 5  // KEY_EXISTS_ERROR: create-only write of an existing record
+	BinTypeError     Code = 12 // BIN_TYPE_ERROR: e.g. integer add on a blob bin
+	RecordTooBig     Code = 13 // RECORD_TOO_BIG
+	OpNotApplicable  Code = 26 // OP_NOT_APPLICABLE: e.g. pop of an empty list
+	FilteredOut      Code = 27 // FILTERED_OUT: the type guard rejected the call (WRONGTYPE)
+	ElementNotFound  Code = 23 // ELEMENT_NOT_FOUND (CDT)
+	ElementExists    Code = 24 // ELEMENT_EXISTS (CDT create-only)
+	ParameterError   Code = 4  // PARAMETER_ERROR
+	ServerError      Code = 1  // SERVER_ERROR
+	Timeout          Code = 9  // TIMEOUT
+	Overflow         Code = 1000
+	BackendError     Code = 1001 // any other failure; Msg says what
+	BackendUnavail   Code = 1002
+	InvalidOperation Code = 1003 // the request itself is malformed (guest bug)
+)
+
+// ExistsPolicy says what a write requires of the record's existence.
+type ExistsPolicy uint8
+
+// Exists policies, as Aerospike's RecordExistsAction.
+const (
+	ExistsUpdate      ExistsPolicy = iota // create or update bins (default)
+	ExistsUpdateOnly                      // record must exist; update bins
+	ExistsReplace                         // create or replace all bins
+	ExistsReplaceOnly                     // record must exist; replace all bins
+	ExistsCreateOnly                      // record must not exist
+)
+
+// TTLMode says what a write does to the record's expiry.
+type TTLMode uint8
+
+// TTL modes. A read-only call ignores the TTL.
+const (
+	TTLKeep    TTLMode = iota // leave the record's expiry as it is (new records never expire)
+	TTLNever                  // never expire
+	TTLSeconds                // expire TTL seconds from now (TTL >= 1)
+)
+
+// Policy is what one Call requires and does besides its ops.
+type Policy struct {
+	Exists ExistsPolicy
+	TTL    TTLMode
+	// Seconds is the relative expiry when TTL is TTLSeconds; at least 1.
+	Seconds int64
+	// Generation, when non-zero, makes the call fail with GenerationError
+	// unless the record's generation equals it.
+	Generation uint32
+	// Guard, when non-empty, makes the call fail with FilteredOut (nothing is
+	// read or written) unless the record is absent or its type bin equals Guard.
+	Guard string
+	// DeleteIfEmpty names a collection bin: when it is empty after the ops,
+	// the record is deleted (Redis deletes emptied collections).
+	DeleteIfEmpty string
+}
+
+// OpCode is the operation of an Op.
+type OpCode uint8
+
+// Record and bin operations. The comments give the Op fields each uses and
+// what it returns in Result.Values.
+const (
+	OpGet       OpCode = iota + 1 // Bin ("" = all bins as a map bin→value); returns the value
+	OpPut                         // Bin, Value; returns nil
+	OpAdd                         // Bin, Value (int or float); returns nil; Overflow on int64 overflow
+	OpAppend                      // Bin, Value (bytes); returns nil
+	OpPrepend                     // Bin, Value (bytes); returns nil
+	OpDelete                      // deletes the record; returns nil
+	OpTouch                       // applies the policy's TTL, fails with NotFound on a missing record; returns nil
+	OpGetHeader                   // returns nil; makes the call report Generation and TTL without reading bins
+
+	// Map operations on Bin. Keys and members are Values (respike uses bytes).
+	// Return selects what a map read/remove returns (see MapReturn).
+	OpMapPut           // Values = k0,v0,k1,v1...; Flags = MapWriteFlags; returns the map size after
+	OpMapIncrement     // Value = key, Value2 = delta (int or float); returns the new value
+	OpMapSize          // returns the size
+	OpMapGetByKeys     // Values = keys; returns per Return (order of the map)
+	OpMapRemoveByKeys  // Values = keys; returns per Return
+	OpMapGetByIndex    // Index, Count (Count < 0: to the end); returns per Return
+	OpMapRemoveByIndex // Index, Count; returns per Return
+	OpMapGetByRank     // Index = rank, Count; returns per Return
+	OpMapGetByValues   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
+	OpMapGetByKeyRange // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
+	OpMapClear         // removes every item; returns nil
+)
+
+// MapWriteFlags are Aerospike's map write flags.
+const (
+	MapWriteDefault    uint32 = 0
+	MapWriteCreateOnly uint32 = 1
+	MapWriteUpdateOnly uint32 = 2
+	MapWriteNoFail     uint32 = 4
+	MapWritePartial    uint32 = 8
+)
+
+// MapOrder values for Op.Flags of the first write that creates a map bin
+// (ignored afterwards); key order suits hashes and sets, key-value order
+// sorted sets.
+const (
+	MapOrderKey      uint32 = 1 << 8
+	MapOrderKeyValue uint32 = 3 << 8
+)
+
+// MapReturn selects what a map read or remove returns, as Aerospike's
+// MapReturnType.
+type MapReturn uint8
+
+// Map return types.
+const (
+	ReturnNone     MapReturn = iota // nil
+	ReturnCount                     // int: how many items matched
+	ReturnKey                       // list of keys
+	ReturnValue                     // list of values
+	ReturnKeyValue                  // map of matched items (flattened pairs)
+	ReturnExists                    // bool: whether any item matched
+)
+
+// Op is one operation inside a Call.
+type Op struct {
+	Code   OpCode
+	Bin    string
+	Value  Value
+	Value2 Value
+	Values []Value
+	Index  int64
+	Count  int64
+	Flags  uint32
+	Return MapReturn
+}
+
+// Call is one atomic operation on one record.
+type Call struct {
+	Key    []byte
+	Policy Policy
+	Ops    []Op
+}
+
+// RequestKind is what a Request asks of the store.
+type RequestKind uint8
+
+// Request kinds.
+const (
+	ReqRecords  RequestKind = iota + 1 // Calls: each atomic on its record; several are a batch
+	ReqScan                            // one page of keys: Scan
+	ReqCount                           // number of records in the database
+	ReqTruncate                        // delete every record: of this database, or of all when AllDBs
+)
+
+// ScanArgs is a scan page request. The cursor is opaque to the guest and 0
+// starts a scan; Count is a hint of how many keys to return.
+type ScanArgs struct {
+	Cursor uint64
+	Count  int64
+	// WithType asks for each key's type tag in ScanPage.Types.
+	WithType bool
+}
+
+// Request is what a guest step asks of the store.
+type Request struct {
+	Kind   RequestKind
+	Calls  []Call
+	Scan   ScanArgs
+	AllDBs bool // with ReqTruncate
+}
+
+// Result is the outcome of one Call.
+type Result struct {
+	Code Code
+	// Msg explains a non-OK code.
+	Msg string
+	// Generation of the record after the call; 0 when it does not exist.
+	Generation uint32
+	// TTL is the record's remaining life in seconds after the call; -1 when it
+	// never expires; meaningful only when the record exists.
+	TTL int64
+	// Values has exactly one entry per Op of the Call, Nil where an op
+	// returns nothing.
+	Values []Value
+}
+
+// ScanPage is one page of a scan.
+type ScanPage struct {
+	// Cursor continues the scan; 0 when it is complete.
+	Cursor uint64
+	Keys   [][]byte
+	// Types holds each key's type tag when ScanArgs.WithType was set.
+	Types [][]byte
+}
+
+// Response answers a Request.
+type Response struct {
+	// Code is OK unless the whole request failed (backend unavailable, timeout);
+	// then Msg says why and Results is empty.
+	Code    Code
+	Msg     string
+	Results []Result // ReqRecords: one per Call, in order
+	Scan    ScanPage // ReqScan
+	Count   int64    // ReqCount
+}
+
+// Start is the message that starts a command on a guest.
+type Start struct {
+	Proto    uint8  // 2 or 3: the RESP version of the connection
+	DB       uint16 // the connection's selected database
+	ClientID uint64
+	Args     [][]byte // Args[0] is the command name as the client sent it
+}
+
+// Status bytes that open a guest's answer to start/resume.
+const (
+	StatusDone    byte = 1 // followed by the RESP reply bytes
+	StatusPending byte = 2 // followed by a 4-byte little-endian handle and an encoded Request
+)
+
+// CommandInfo is a module's description of one command (its manifest entry).
+type CommandInfo struct {
+	Name     string   // lower case
+	Arity    int      // Redis arity: n exact, -n at least n; counts the name
+	Flags    []string // Redis command flags: write, readonly, fast, denyoom, ...
+	FirstKey int
+	LastKey  int
+	Step     int
+	Group    string // Redis command group: string, generic, hash, set, ...
+	Summary  string
+	Since    string
+}
+
+// Manifest describes a module.
+type Manifest struct {
+	Module   string // module name
+	Version  string
+	Commands []CommandInfo
+}

@@ -1,0 +1,231 @@
+// Package sdk is what a respike command author imports. A command module is a
+// Go main package built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared; its
+// init functions register commands, and the host runs them.
+//
+// A command is a chain of steps. A step reads the arguments and the results
+// of the previous store request, then either writes a reply and returns, or
+// builds the next request with Record and calls Exec with the step that
+// continues. The host performs the request with no module instance held, so a
+// command waiting on the database costs only its Ctx.
+//
+//	func init() {
+//		sdk.Register(sdk.Command{
+//			Name: "get", Arity: 2, Flags: []string{"readonly", "fast"},
+//			FirstKey: 1, LastKey: 1, Step: 1, Group: "string",
+//			Summary: "Returns the string value of a key.",
+//			Run: func(c *sdk.Ctx) {
+//				c.Record(c.Arg(1)).Get(codec.BinType).Get(codec.BinValue)
+//				c.Exec(replyValue)
+//			},
+//		})
+//	}
+//
+// Steps must not keep references to Arg, Results or decoded values beyond the
+// step in which they were obtained, except Args, which live for the whole
+// command.
+package sdk
+
+import (
+	"strings"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/resp"
+)
+
+// Step is one step of a command.
+type Step func(c *Ctx)
+
+// Command describes a command and gives its first step. The fields other than
+// Run become the module's manifest, from which the host answers COMMAND and
+// checks arity before Run is called.
+type Command struct {
+	// Name is the command's name; matched case-insensitively.
+	Name string
+	// Arity is Redis's arity: n means exactly n arguments including the
+	// name, -n at least n.
+	Arity int
+	// Flags are Redis command flags: "write", "readonly", "fast", "denyoom", ...
+	Flags []string
+	// FirstKey, LastKey and Step locate key arguments (LastKey -1: the last
+	// argument); all 0 for a command without keys.
+	FirstKey, LastKey, Step int
+	// Group is the Redis command group: "string", "generic", "hash", ...
+	Group string
+	// Summary is a one-line description for COMMAND DOCS.
+	Summary string
+	// Since is the module version that introduced the command.
+	Since string
+	// Run is the first step.
+	Run Step
+}
+
+// Module names the module and its version for MODULE LIST and INFO. Call it
+// once, from an init function; the default name is "module", version "0".
+func Module(name, version string) {
+	eng.manifest.Module, eng.manifest.Version = name, version
+}
+
+// Register adds commands to the module. Call it from init functions.
+// Registering a name twice panics: that is a bug in the module.
+func Register(cmds ...Command) {
+	for _, cmd := range cmds {
+		name := strings.ToLower(cmd.Name)
+		if _, dup := eng.commands[name]; dup {
+			panic("sdk: command registered twice: " + name)
+		}
+		if cmd.Run == nil {
+			panic("sdk: command without Run: " + name)
+		}
+		eng.commands[name] = cmd.Run
+		eng.manifest.Commands = append(eng.manifest.Commands, codec.CommandInfo{
+			Name: name, Arity: cmd.Arity, Flags: cmd.Flags,
+			FirstKey: cmd.FirstKey, LastKey: cmd.LastKey, Step: cmd.Step,
+			Group: cmd.Group, Summary: cmd.Summary, Since: cmd.Since,
+		})
+	}
+}
+
+// Ctx is one command in flight: its arguments, its reply, the store request
+// being built and the results of the last one. A Ctx is reused after the
+// command ends; steps must not retain it.
+type Ctx struct {
+	handle   uint32
+	proto    int
+	db       int
+	clientID uint64
+
+	args   [][]byte
+	argBuf []byte
+
+	w resp.Writer // reply; Buf[0] is reserved for the status byte
+
+	req     codec.Request
+	reqBuf  []byte
+	res     codec.Response
+	next    Step
+	pending bool
+	vals    []Value
+
+	// N is scratch state that survives from step to step of one command
+	// (counters, flags, parsed options). It is zeroed when a command starts.
+	N [8]int64
+	// B is scratch bytes that survive from step to step; reset to empty
+	// when a command starts, its capacity kept.
+	B []byte
+}
+
+// Value is a shorthand for codec.Value.
+type Value = codec.Value
+
+// NArg is the number of arguments including the command name.
+func (c *Ctx) NArg() int { return len(c.args) }
+
+// Arg returns argument i (0 is the command name), or nil if out of range.
+// The bytes stay valid for the whole command.
+func (c *Ctx) Arg(i int) []byte {
+	if i < 0 || i >= len(c.args) {
+		return nil
+	}
+	return c.args[i]
+}
+
+// Args returns all arguments, the command name first.
+func (c *Ctx) Args() [][]byte { return c.args }
+
+// DB is the connection's selected database.
+func (c *Ctx) DB() int { return c.db }
+
+// Proto is the connection's RESP version, 2 or 3.
+func (c *Ctx) Proto() int { return c.proto }
+
+// ClientID is the connection's CLIENT ID.
+func (c *Ctx) ClientID() uint64 { return c.clientID }
+
+// Reply is the reply writer. Write exactly one reply per command.
+func (c *Ctx) Reply() *resp.Writer { return &c.w }
+
+// Error replies with an error; msg starts with its code, as "ERR ...".
+func (c *Ctx) Error(msg string) { c.w.Error(msg) }
+
+// Values returns a scratch slice of n Values owned by the command for the
+// current request (for MapPut pairs, key lists, ...). It is valid until the
+// next request is built.
+func (c *Ctx) Values(n int) []Value {
+	if cap(c.vals)-len(c.vals) < n {
+		// Grow into a new slice; earlier slices handed out keep the old
+		// backing array, so they stay valid.
+		c.vals = make([]Value, 0, 2*cap(c.vals)+n)
+	}
+	s := c.vals[len(c.vals) : len(c.vals)+n]
+	c.vals = c.vals[:len(c.vals)+n]
+	return s
+}
+
+// Record adds a call on key to the next request and returns it for building.
+func (c *Ctx) Record(key []byte) *codec.Call {
+	c.req.Kind = codec.ReqRecords
+	if len(c.req.Calls) < cap(c.req.Calls) {
+		c.req.Calls = c.req.Calls[:len(c.req.Calls)+1]
+	} else {
+		c.req.Calls = append(c.req.Calls, codec.Call{})
+	}
+	call := &c.req.Calls[len(c.req.Calls)-1]
+	call.Key = key
+	call.Policy = codec.Policy{}
+	call.Ops = call.Ops[:0]
+	return call
+}
+
+// Exec sends the calls built with Record to the store; next runs with their
+// results. If the whole request fails (backend unavailable), the command
+// replies with the error and next does not run.
+func (c *Ctx) Exec(next Step) {
+	if c.req.Kind != codec.ReqRecords || len(c.req.Calls) == 0 {
+		panic("sdk: Exec without Record")
+	}
+	c.submit(next)
+}
+
+// Scan asks for one page of keys; next reads it with Page.
+func (c *Ctx) Scan(args codec.ScanArgs, next Step) {
+	c.req.Kind = codec.ReqScan
+	c.req.Scan = args
+	c.submit(next)
+}
+
+// Count asks for the number of keys in the database; next reads it with
+// Counted.
+func (c *Ctx) Count(next Step) {
+	c.req.Kind = codec.ReqCount
+	c.submit(next)
+}
+
+// Truncate deletes every key of the database, or of all databases.
+func (c *Ctx) Truncate(allDBs bool, next Step) {
+	c.req.Kind = codec.ReqTruncate
+	c.req.AllDBs = allDBs
+	c.submit(next)
+}
+
+func (c *Ctx) submit(next Step) {
+	if next == nil {
+		panic("sdk: request without a next step")
+	}
+	if c.pending {
+		panic("sdk: two requests in one step")
+	}
+	c.next = next
+	c.pending = true
+}
+
+// Results are the outcomes of the last request's calls, in order.
+func (c *Ctx) Results() []codec.Result { return c.res.Results }
+
+// Result is the outcome of call i of the last request.
+func (c *Ctx) Result(i int) *codec.Result { return &c.res.Results[i] }
+
+// Page is the scan page of the last Scan.
+func (c *Ctx) Page() *codec.ScanPage { return &c.res.Scan }
+
+// Counted is the answer of the last Count.
+func (c *Ctx) Counted() int64 { return c.res.Count }

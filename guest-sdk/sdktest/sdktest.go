@@ -1,0 +1,174 @@
+// Package sdktest runs a module's commands natively, in the test binary,
+// against respike's embedded store, so command logic is unit-tested with a
+// plain `go test`: no wasm build, no daemon.
+//
+// Import the module's package (its init functions register its commands),
+// then:
+//
+//	h := sdktest.New()
+//	h.Do("SET", "k", "v")              // "OK"
+//	if got := h.Do("GET", "k"); got != `"v"` { ... }
+//
+// Do returns the reply in redis-cli's notation, which reads well in test
+// failures; DoRaw returns the RESP bytes.
+package sdktest
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/internal/hook"
+	"github.com/respike/respike/host/store"
+	"github.com/respike/respike/host/store/memory"
+)
+
+// Host is a fake respike host: one client connection to the commands
+// registered in this test binary.
+type Host struct {
+	// Store is the store commands run against.
+	Store store.Store
+	// Proto is the RESP version replies are written in (2 or 3).
+	Proto int
+	// DB is the selected database.
+	DB int
+	// Inline runs store requests inside the guest call, as the daemon does
+	// for the embedded store; false exercises the resume path.
+	Inline bool
+
+	dec  codec.Decoder
+	req  codec.Request
+	resp codec.Response
+}
+
+// New returns a host on a fresh embedded store, RESP2, database 0, resuming
+// after every request (the path a remote store takes).
+func New() *Host {
+	return &Host{Store: memory.New(memory.Options{}), Proto: 2}
+}
+
+// Do runs one command and returns its reply in redis-cli notation (see
+// Format).
+func (h *Host) Do(args ...string) string {
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	return Format(h.DoRaw(b...))
+}
+
+// DoRaw runs one command and returns its RESP reply bytes.
+func (h *Host) DoRaw(args ...[]byte) []byte {
+	ctx := context.Background()
+	if h.Inline {
+		hook.SetInline(func(req []byte) ([]byte, bool) { return h.exec(ctx, req), true })
+	} else {
+		hook.SetInline(nil)
+	}
+	start := codec.AppendStart(nil, &codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), ClientID: 1, Args: args})
+	out := hook.Start(start)
+	for {
+		switch out[0] {
+		case codec.StatusDone:
+			return append([]byte(nil), out[1:]...)
+		case codec.StatusPending:
+			handle := binary.LittleEndian.Uint32(out[1:5])
+			res := h.exec(ctx, out[5:])
+			out = hook.Resume(handle, res)
+		default:
+			panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
+		}
+	}
+}
+
+func (h *Host) exec(ctx context.Context, req []byte) []byte {
+	if err := h.dec.DecodeRequest(req, &h.req); err != nil {
+		panic("sdktest: the module sent a malformed request: " + err.Error())
+	}
+	h.Store.Exec(ctx, h.DB, &h.req, &h.resp)
+	return codec.AppendResponse(nil, h.req.Kind, &h.resp)
+}
+
+// Manifest returns the manifest of the commands registered in this binary.
+func Manifest() codec.Manifest {
+	m, err := codec.DecodeManifest(hook.Manifest())
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Format renders a RESP reply much as redis-cli does: OK, (nil),
+// (integer) 5, (error) ERR ..., a bulk string Go-quoted ("v"), arrays as
+// "[a b c]" with elements formatted likewise, doubles "(double) 1.5",
+// maps "{k: v, ...}", booleans "(true)" / "(false)".
+func Format(b []byte) string {
+	s, rest := format(b)
+	if len(rest) != 0 {
+		return s + fmt.Sprintf(" <+%d trailing bytes>", len(rest))
+	}
+	return s
+}
+
+func format(b []byte) (string, []byte) {
+	if len(b) < 3 {
+		return "<short reply>", nil
+	}
+	i := strings.Index(string(b), "\r\n")
+	if i < 0 {
+		return "<unterminated reply>", nil
+	}
+	line, rest := string(b[1:i]), b[i+2:]
+	switch b[0] {
+	case '+':
+		return line, rest
+	case '-':
+		return "(error) " + line, rest
+	case ':':
+		return "(integer) " + line, rest
+	case ',':
+		return "(double) " + line, rest
+	case '#':
+		if line == "t" {
+			return "(true)", rest
+		}
+		return "(false)", rest
+	case '_':
+		return "(nil)", rest
+	case '$', '=':
+		n, _ := strconv.Atoi(line)
+		if n < 0 {
+			return "(nil)", rest
+		}
+		if len(rest) < n+2 {
+			return "<short bulk>", nil
+		}
+		return strconv.Quote(string(rest[:n])), rest[n+2:]
+	case '*', '~', '>', '%':
+		n, _ := strconv.Atoi(line)
+		if n < 0 {
+			return "(nil)", rest
+		}
+		if b[0] == '%' {
+			parts := make([]string, 0, n)
+			for j := 0; j < n; j++ {
+				var k, v string
+				k, rest = format(rest)
+				v, rest = format(rest)
+				parts = append(parts, k+": "+v)
+			}
+			return "{" + strings.Join(parts, ", ") + "}", rest
+		}
+		parts := make([]string, 0, n)
+		for j := 0; j < n; j++ {
+			var e string
+			e, rest = format(rest)
+			parts = append(parts, e)
+		}
+		return "[" + strings.Join(parts, " ") + "]", rest
+	}
+	return "<unknown reply type " + string(b[0]) + ">", nil
+}

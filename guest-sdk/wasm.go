@@ -1,0 +1,76 @@
+//go:build wasip1
+
+package sdk
+
+import "unsafe"
+
+// The ABI exports. The host writes a message into the buffer respike_buf
+// returns, then calls respike_start or respike_resume with its length; the
+// answer comes back as ptr<<32 | len of bytes in guest memory, valid until
+// the next call.
+
+//go:wasmexport respike_abi
+func wasmABI() uint32 { return 1 }
+
+//go:wasmexport respike_manifest
+func wasmManifest() uint64 { return pack(eng.manifestBytes()) }
+
+//go:wasmexport respike_buf
+func wasmBuf(n uint32) uint32 {
+	b := eng.buffer(int(n))
+	if len(b) == 0 {
+		b = eng.buffer(1)
+	}
+	return uint32(uintptr(unsafe.Pointer(&b[:1][0])))
+}
+
+//go:wasmexport respike_start
+func wasmStart(n uint32) uint64 { return pack(eng.start(eng.in[:n])) }
+
+//go:wasmexport respike_resume
+func wasmResume(handle, n uint32) uint64 { return pack(eng.resume(handle, eng.in[:n])) }
+
+//go:wasmexport respike_cancel
+func wasmCancel(handle uint32) { eng.cancel(handle) }
+
+// hostExec asks the host to run a request now. It returns the response
+// length written at out, 0 when the host will answer through resume
+// instead, or -n when the response needs n bytes: then respike_take copies
+// it once the guest has room.
+//
+//go:wasmimport respike exec
+func hostExec(req, reqLen, out, outCap uint32) int32
+
+//go:wasmimport respike take
+func hostTake(out, outCap uint32) int32
+
+func pack(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint64(uintptr(unsafe.Pointer(&b[0])))<<32 | uint64(len(b))
+}
+
+func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[:1][0]))) }
+
+// inlineBuf receives inline responses; it is separate from eng.in, which may
+// still hold the start message the current step's arguments were copied from.
+var inlineBuf = make([]byte, 4096)
+
+func init() {
+	eng.inline = func(req []byte) ([]byte, bool) {
+		n := hostExec(ptr(req), uint32(len(req)), ptr(inlineBuf), uint32(len(inlineBuf)))
+		if n == 0 {
+			return nil, false
+		}
+		if n < 0 {
+			inlineBuf = make([]byte, int(-n)+int(-n)/4)
+			n = hostTake(ptr(inlineBuf), uint32(len(inlineBuf)))
+			if n <= 0 {
+				// The request ran; running it again would repeat its writes.
+				panic("sdk: the host lost an inline response")
+			}
+		}
+		return inlineBuf[:n], true
+	}
+}

@@ -1,0 +1,77 @@
+// Package module runs command modules: it compiles and instantiates .wasm
+// files with wazero, validates their ABI version and manifest, keeps a small
+// set of instances per module, and drives the continuation ABI: it starts a
+// command on an instance, performs the store requests the guest returns with
+// no instance held, and resumes the guest with the results.
+package module
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// Dir is the folder of command modules (*.wasm).
+	Dir string
+	// CacheDir holds wazero's compilation cache; "" disables it.
+	CacheDir string
+	// Instances is the number of instances per module; 0 means GOMAXPROCS.
+	Instances int
+	// Deadline bounds the guest CPU time of one call into a module; a guest
+	// that exceeds it is stopped, its instance replaced, and its command
+	// answers an error.
+	Deadline time.Duration
+	// MemoryLimitMiB caps each instance's linear memory.
+	MemoryLimitMiB int
+	// Reserved reports names the host serves itself; a module claiming one
+	// is refused.
+	Reserved func(name string) bool
+	// NoInline disables running store requests inside the guest call even
+	// when the store allows it (tests use it to exercise the resume path).
+	NoInline bool
+	// Logger receives load, swap and trap events.
+	Logger *slog.Logger
+}
+
+// Command is a command served by a loaded module.
+type Command struct {
+	// Info is the command's manifest entry.
+	Info codec.CommandInfo
+	// Module is the name of the module serving it.
+	Module string
+
+	impl any // the module version serving it (set by runtime.go)
+}
+
+// ModuleInfo describes a loaded module for MODULE LIST and INFO modules.
+type ModuleInfo struct {
+	Name     string // file name without .wasm
+	Version  string // from the manifest
+	Path     string
+	Commands []string
+	LoadedAt time.Time
+	// LastError is the reason the newest file version was refused, if it was.
+	LastError string
+}
+
+// Runtime holds the loaded modules. Its methods are safe for concurrent use.
+// The method set (implemented in runtime.go):
+//
+//	New(ctx, cfg, st) (*Runtime, error)
+//	(*Runtime).LoadDir(ctx) error                     // load every *.wasm in cfg.Dir; bad files are logged and skipped
+//	(*Runtime).Load(ctx, path string) (ModuleInfo, error) // load or replace one module (MODULE LOAD, hot swap)
+//	(*Runtime).Unload(name string) error              // remove a module and its commands
+//	(*Runtime).Lookup(name []byte) *Command            // case-insensitive; nil when unknown; lock-free
+//	(*Runtime).Commands() []*Command                  // every served command, sorted by name
+//	(*Runtime).Modules() []ModuleInfo                 // sorted by name
+//	(*Runtime).Exec(ctx, cmd *Command, start *codec.Start, out []byte) []byte
+//	(*Runtime).Close(ctx) error
+//
+// Exec runs cmd with start (Args[0] is the name as the client sent it) and
+// appends the RESP reply to out. It performs the command's store requests on
+// the calling goroutine and returns when the command has replied or failed;
+// when ctx is done it cancels the command and appends an error. It never
+// panics because of a module. The caller has checked arity.

@@ -1,0 +1,26 @@
+// Package store defines the record store that command modules reach through
+// the host: one operation vocabulary (codec.Request) that the embedded memory
+// backend and the Aerospike backend implement with the same semantics.
+package store
+
+import (
+	"context"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// Store executes module requests against one keyspace of numbered databases.
+// Implementations are safe for concurrent use.
+type Store interface {
+	// Exec runs req against database db and fills resp, reusing its slices.
+	// A failure of the whole request (backend unreachable, timeout) is
+	// reported in resp.Code and resp.Msg; per-record outcomes in
+	// resp.Results[i].Code. Each Call is atomic on its record; Calls of one
+	// request are not atomic together.
+	Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response)
+	// Inline reports whether Exec never waits on I/O, so that the host may
+	// run it while it holds a module instance and save a guest round trip.
+	Inline() bool
+	// Close releases the store's resources.
+	Close() error
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs redis-benchmark against respike (embedded store) and redis-server in the
+# same run, under the same load, and prints requests/s and the ratio
+# respike/redis-server. The machines are shared and noisy: only ratios taken
+# side by side mean anything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${N:-100000}
+CLIENTS=${CLIENTS:-50}
+TESTS=${TESTS:-get,set,incr}
+for tool in redis-server redis-benchmark; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool missing: apt-get install redis-server redis-tools" >&2; exit 1; }
+done
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+RPORT=$(free_port)
+PPORT=$(free_port)
+tmp=$(mktemp -d)
+cleanup() { kill "${rpid:-}" "${ppid_:-}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+rpid=$!
+./bin/respike -config proxy.toml -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
+ppid_=$!
+for port in "$RPORT" "$PPORT"; do
+	for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	redis-cli -p "$port" ping >/dev/null || { echo "bench: server on $port did not start"; cat "$tmp"/*.log; exit 1; }
+done
+
+run() { # port pipeline -> "test rps" lines
+	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
+		tr '\r' '\n' | awk -F': ' '/requests per second/ {split($2, a, " "); print $1, a[1]}'
+}
+
+printf '%-8s %-4s %14s %14s %8s\n' test P respike redis ratio
+for P in 1 16; do
+	# Interleave the two servers, twice, so drift on a shared machine hits both.
+	run "$PPORT" "$P" >"$tmp/p1"; run "$RPORT" "$P" >"$tmp/r1"
+	run "$PPORT" "$P" >"$tmp/p2"; run "$RPORT" "$P" >"$tmp/r2"
+	join <(cat "$tmp/p1" "$tmp/p2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) \
+	     <(cat "$tmp/r1" "$tmp/r2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) |
+		awk -v P="$P" '{printf "%-8s %-4s %14.0f %14.0f %8.2f\n", $1, P, $2, $3, $2/$3}'
+done

@@ -1,0 +1,142 @@
+package sdk_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/sdktest"
+	"github.com/respike/respike/host/store"
+)
+
+func init() {
+	sdk.Register(
+		sdk.Command{Name: "t.panic", Arity: 1, Run: func(c *sdk.Ctx) { panic("boom") }},
+		sdk.Command{Name: "t.silent", Arity: 1, Run: func(c *sdk.Ctx) {}},
+		sdk.Command{Name: "t.twice", Arity: 2, Run: func(c *sdk.Ctx) {
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.Exec(func(c *sdk.Ctx) {})
+			c.Count(func(c *sdk.Ctx) {})
+		}},
+		sdk.Command{Name: "t.chain", Arity: 2, Run: chain1},
+		sdk.Command{Name: "t.late-panic", Arity: 2, Run: func(c *sdk.Ctx) {
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.Exec(func(c *sdk.Ctx) { panic("after the store") })
+		}},
+	)
+}
+
+// chain1..3 increment a counter three times in three requests, keeping the
+// step count in Ctx.N, to prove state survives across steps on both paths.
+func chain1(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Add(codec.BinValue, codec.Int(1))
+	c.Exec(chainN)
+}
+
+func chainN(c *sdk.Ctx) {
+	c.N[0]++
+	if c.N[0] < 3 {
+		c.Record(c.Arg(1)).Add(codec.BinValue, codec.Int(1)).Get(codec.BinValue)
+		c.Exec(chainN)
+		return
+	}
+	c.Reply().Int(c.Result(0).Value(1).Int)
+}
+
+func bothPaths(t *testing.T, f func(t *testing.T, h *sdktest.Host)) {
+	for _, inline := range []bool{false, true} {
+		name := "resume"
+		if inline {
+			name = "inline"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := sdktest.New()
+			h.Inline = inline
+			f(t, h)
+		})
+	}
+}
+
+func TestPanicsBecomeErrors(t *testing.T) {
+	bothPaths(t, func(t *testing.T, h *sdktest.Host) {
+		if got := h.Do("T.PANIC"); got != "(error) ERR module panic: boom" {
+			t.Fatalf("got %s", got)
+		}
+		if got := h.Do("t.late-panic", "k"); got != "(error) ERR module panic: after the store" {
+			t.Fatalf("got %s", got)
+		}
+		if got := h.Do("t.twice", "k"); !strings.Contains(got, "two requests in one step") {
+			t.Fatalf("got %s", got)
+		}
+		// The module keeps serving after panics.
+		if got := h.Do("greet", "x"); got != `"hello, x"` {
+			t.Fatalf("got %s", got)
+		}
+	})
+}
+
+func TestCommandWithoutReplyIsAnError(t *testing.T) {
+	h := sdktest.New()
+	if got := h.Do("t.silent"); !strings.HasPrefix(got, "(error) ERR") {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestStateSurvivesSteps(t *testing.T) {
+	bothPaths(t, func(t *testing.T, h *sdktest.Host) {
+		for i, want := range []string{"(integer) 3", "(integer) 6"} {
+			if got := h.Do("t.chain", "counter"); got != want {
+				t.Fatalf("run %d: got %s, want %s", i, got, want)
+			}
+		}
+	})
+}
+
+func TestArgsAreBinarySafe(t *testing.T) {
+	bothPaths(t, func(t *testing.T, h *sdktest.Host) {
+		key, val := []byte("k\x00 \r\n"), []byte("\x00\xff\r\n")
+		if got := sdktest.Format(h.DoRaw([]byte("remember"), key, val)); got != "OK" {
+			t.Fatalf("got %s", got)
+		}
+		if got := string(h.DoRaw([]byte("recall"), key)); got != "$4\r\n\x00\xff\r\n\r\n" {
+			t.Fatalf("got %q", got)
+		}
+	})
+}
+
+// down is a store whose backend is unreachable.
+type down struct{}
+
+func (down) Exec(_ context.Context, _ int, _ *codec.Request, resp *codec.Response) {
+	resp.Code, resp.Msg, resp.Results = codec.BackendUnavail, "no nodes", resp.Results[:0]
+}
+func (down) Inline() bool { return false }
+func (down) Close() error { return nil }
+
+var _ store.Store = down{}
+
+func TestBackendFailureRepliesWithoutRunningTheNextStep(t *testing.T) {
+	h := sdktest.New()
+	h.Store = down{}
+	if got := h.Do("recall", "k"); got != "(error) ERR backend unavailable: no nodes" {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestManifestListsRegisteredCommands(t *testing.T) {
+	m := sdktest.Manifest()
+	if m.Module != "example" || m.Version != "1.0.0" {
+		t.Fatalf("module %q %q", m.Module, m.Version)
+	}
+	var found bool
+	for _, c := range m.Commands {
+		if c.Name == "remember" {
+			found = c.Arity == 3 && c.FirstKey == 1 && c.Flags[0] == "write"
+		}
+	}
+	if !found {
+		t.Fatalf("remember missing or wrong in %+v", m.Commands)
+	}
+}

@@ -1,0 +1,1103 @@
+// Package storetest is the conformance suite of store.Store: one table of
+// cases that every backend (the embedded memory store, the Aerospike
+// backend) must pass, so that a command behaves the same on both.
+//
+// Cases assume only behaviour that Aerospike also has, and never wait for
+// time to pass: expiry itself is tested by each backend with its own clock.
+// Keys are unique to a run and a case, so the suite can share a real
+// server; the cases that count, scan and truncate use databases of their
+// own (see the db* constants), and the store must have at least 16.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
+)
+
+// Databases the suite uses besides 0.
+const (
+	dbOther     = 1  // isolation from db 0
+	dbScan      = 10 // the 5,000-key scan
+	dbCount     = 11 // count deltas
+	dbTruncate  = 13 // truncated by TruncateDB and TruncateAll
+	dbKept      = 14 // must survive TruncateDB
+	dbTruncate2 = 15 // truncated by TruncateAll only
+)
+
+type testCase struct {
+	name string
+	fn   func(e *env)
+}
+
+// Run runs every conformance case as a subtest of t. open returns the store
+// a case runs against; it may return the same store each time, and is
+// responsible for closing what it opens (t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(&env{t: t, s: open(t), prefix: "storetest:" + run + ":" + t.Name() + ":"})
+		})
+	}
+}
+
+var cases = []testCase{
+	{"GetMissing", testGetMissing},
+	{"PutGet", testPutGet},
+	{"ValueKinds", testValueKinds},
+	{"GetAllBins", testGetAllBins},
+	{"ReadYourWritesInCall", testReadYourWrites},
+	{"Generation", testGeneration},
+	{"ExistsUpdateOnly", testExistsUpdateOnly},
+	{"ExistsReplace", testExistsReplace},
+	{"ExistsReplaceOnly", testExistsReplaceOnly},
+	{"ExistsCreateOnly", testExistsCreateOnly},
+	{"Delete", testDelete},
+	{"PutNilDeletesBin", testPutNil},
+	{"Touch", testTouch},
+	{"TTL", testTTL},
+	{"TTLTooLong", testTTLTooLong},
+	{"Header", testHeader},
+	{"Guard", testGuard},
+	{"Add", testAdd},
+	{"AddOverflow", testAddOverflow},
+	{"AddBinType", testAddBinType},
+	{"AppendPrepend", testAppendPrepend},
+	{"AtomicCall", testAtomicCall},
+	{"Batch", testBatch},
+	{"InvalidOperation", testInvalidOperation},
+	{"RecordTooBig", testRecordTooBig},
+	{"MapPut", testMapPut},
+	{"MapPutCreateOnly", testMapPutCreateOnly},
+	{"MapPutUpdateOnly", testMapPutUpdateOnly},
+	{"MapIncrement", testMapIncrement},
+	{"MapIncrementErrors", testMapIncrementErrors},
+	{"MapSize", testMapSize},
+	{"MapGetByKeys", testMapGetByKeys},
+	{"MapRemoveByKeys", testMapRemoveByKeys},
+	{"MapByIndex", testMapByIndex},
+	{"MapRemoveByIndex", testMapRemoveByIndex},
+	{"MapByRank", testMapByRank},
+	{"MapByValueRange", testMapByValueRange},
+	{"MapByKeyRange", testMapByKeyRange},
+	{"MapKeyOrder", testMapKeyOrder},
+	{"MapClear", testMapClear},
+	{"MapEmptyStays", testMapEmptyStays},
+	{"DeleteIfEmpty", testDeleteIfEmpty},
+	{"MapOnNonMap", testMapOnNonMap},
+	{"MapMissingBin", testMapMissingBin},
+	{"DBIsolation", testDBIsolation},
+	{"Count", testCount},
+	{"Scan", testScan},
+	{"TruncateDB", testTruncateDB},
+	{"TruncateAll", testTruncateAll}, // last: it empties every database
+}
+
+// env is one case's view of the store.
+type env struct {
+	t      *testing.T
+	s      store.Store
+	db     int
+	prefix string
+}
+
+func (e *env) key(name string) []byte { return []byte(e.prefix + name) }
+
+// on returns the env for another database.
+func (e *env) on(db int) *env {
+	c := *e
+	c.db = db
+	return &c
+}
+
+// rec starts a call on the case's key name.
+func (e *env) rec(name string) *codec.Call { return &codec.Call{Key: e.key(name)} }
+
+func (e *env) exec(req *codec.Request) *codec.Response {
+	e.t.Helper()
+	var resp codec.Response
+	e.s.Exec(context.Background(), e.db, req, &resp)
+	if resp.Code != codec.OK {
+		e.t.Fatalf("request kind %d failed: code %d: %s", req.Kind, resp.Code, resp.Msg)
+	}
+	return &resp
+}
+
+// do runs calls as one request and checks the result shape.
+func (e *env) do(calls ...*codec.Call) []codec.Result {
+	e.t.Helper()
+	req := &codec.Request{Kind: codec.ReqRecords}
+	for _, c := range calls {
+		req.Calls = append(req.Calls, *c)
+	}
+	resp := e.exec(req)
+	if len(resp.Results) != len(calls) {
+		e.t.Fatalf("got %d results for %d calls", len(resp.Results), len(calls))
+	}
+	for i := range calls {
+		if got, want := len(resp.Results[i].Values), len(calls[i].Ops); got != want {
+			e.t.Fatalf("call %d: got %d values for %d ops", i, got, want)
+		}
+	}
+	return resp.Results
+}
+
+// ok runs one call that must succeed.
+func (e *env) ok(c *codec.Call) codec.Result {
+	e.t.Helper()
+	r := e.do(c)[0]
+	if r.Code != codec.OK {
+		e.t.Fatalf("%s: code %d (%s), want OK", describe(c), r.Code, r.Msg)
+	}
+	return r
+}
+
+// fails runs one call that must fail with want, returning nothing.
+func (e *env) fails(c *codec.Call, want codec.Code) {
+	e.t.Helper()
+	r := e.do(c)[0]
+	if r.Code != want {
+		e.t.Fatalf("%s: code %d (%s), want %d", describe(c), r.Code, r.Msg, want)
+	}
+	for i, v := range r.Values {
+		if !v.IsNil() {
+			e.t.Errorf("%s: failed call returned value %d = %s", describe(c), i, show(v))
+		}
+	}
+}
+
+// get reads one bin of an existing record.
+func (e *env) get(name, bin string) codec.Value {
+	e.t.Helper()
+	return e.ok(e.rec(name).Get(bin)).Values[0]
+}
+
+// missing asserts that a record does not exist.
+func (e *env) missing(name string) {
+	e.t.Helper()
+	r := e.do(e.rec(name).Header())[0]
+	if r.Code != codec.NotFound {
+		e.t.Fatalf("record %q: code %d, want NotFound", name, r.Code)
+	}
+}
+
+func (e *env) eq(what string, got, want codec.Value) {
+	e.t.Helper()
+	if !got.Equal(want) {
+		e.t.Errorf("%s = %s, want %s", what, show(got), show(want))
+	}
+}
+
+func (e *env) eqInt(what string, got, want int64) {
+	e.t.Helper()
+	if got != want {
+		e.t.Errorf("%s = %d, want %d", what, got, want)
+	}
+}
+
+// ttlNear asserts a TTL a little under want seconds (time passes between
+// the write and the check on a real server).
+func (e *env) ttlNear(what string, got, want int64) {
+	e.t.Helper()
+	if got > want || got < want-3 {
+		e.t.Errorf("%s TTL = %d, want about %d", what, got, want)
+	}
+}
+
+func b(s string) codec.Value             { return codec.Bytes([]byte(s)) }
+func i64(n int64) codec.Value            { return codec.Int(n) }
+func f64(x float64) codec.Value          { return codec.Float(x) }
+func list(vs ...codec.Value) codec.Value { return codec.List(vs...) }
+
+// show renders a value for failure messages.
+func show(v codec.Value) string {
+	switch v.Kind {
+	case codec.KindNil:
+		return "nil"
+	case codec.KindInt:
+		return strconv.FormatInt(v.Int, 10)
+	case codec.KindFloat:
+		return strconv.FormatFloat(v.Float, 'g', -1, 64) + "f"
+	case codec.KindBytes:
+		return strconv.Quote(string(v.Bytes))
+	case codec.KindStr:
+		return "str:" + strconv.Quote(string(v.Bytes))
+	case codec.KindBool:
+		return strconv.FormatBool(v.Int != 0)
+	case codec.KindList, codec.KindMap:
+		parts := make([]string, len(v.List))
+		for i, e := range v.List {
+			parts[i] = show(e)
+		}
+		if v.Kind == codec.KindMap {
+			return "map{" + strings.Join(parts, " ") + "}"
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprintf("kind%d", v.Kind)
+}
+
+func describe(c *codec.Call) string {
+	ops := make([]string, len(c.Ops))
+	for i, o := range c.Ops {
+		ops[i] = fmt.Sprintf("op%d(%s)", o.Code, o.Bin)
+	}
+	return fmt.Sprintf("call %q %s", c.Key, strings.Join(ops, ","))
+}
+
+// mapEntry finds key in a map value.
+func mapEntry(m codec.Value, key codec.Value) (codec.Value, bool) {
+	for i := 0; i+1 < len(m.List); i += 2 {
+		if m.List[i].Equal(key) {
+			return m.List[i+1], true
+		}
+	}
+	return codec.Nil, false
+}
+
+// hash writes a map bin "v" with items k0,v0,... and type "hash".
+func (e *env) hash(name string, kv ...codec.Value) {
+	e.t.Helper()
+	e.ok(e.rec(name).Put(codec.BinType, codec.Str(codec.TypeHash)).
+		MapPut(codec.BinValue, codec.MapOrderKey, kv))
+}
+
+func testGetMissing(e *env) {
+	e.fails(e.rec("k").Get(codec.BinValue).Get(codec.BinType), codec.NotFound)
+	e.fails(e.rec("k").Get(""), codec.NotFound)
+	e.fails(e.rec("k").Header(), codec.NotFound)
+}
+
+func testPutGet(e *env) {
+	r := e.ok(e.rec("k").Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, b("hello")))
+	e.eqInt("generation after create", int64(r.Generation), 1)
+	for i, v := range r.Values {
+		e.eq(fmt.Sprintf("put value %d", i), v, codec.Nil)
+	}
+	r = e.ok(e.rec("k").Get(codec.BinValue).Get(codec.BinType).Get("nope"))
+	e.eq("v", r.Values[0], b("hello"))
+	e.eq("t", r.Values[1], codec.Str(codec.TypeString))
+	e.eq("missing bin", r.Values[2], codec.Nil)
+
+	// The store must not keep the caller's buffer.
+	buf := []byte("abc")
+	e.ok(e.rec("k2").Put(codec.BinValue, codec.Bytes(buf)))
+	copy(buf, "xyz")
+	e.eq("after the caller reused its buffer", e.get("k2", codec.BinValue), b("abc"))
+
+	// An empty blob is a value, not an absent bin.
+	e.ok(e.rec("k3").Put(codec.BinValue, b("")))
+	v := e.get("k3", codec.BinValue)
+	if v.Kind != codec.KindBytes || len(v.Bytes) != 0 {
+		e.t.Errorf("empty blob read back as %s", show(v))
+	}
+}
+
+func testValueKinds(e *env) {
+	vals := map[string]codec.Value{
+		"int":    i64(-42),
+		"big":    i64(math.MaxInt64),
+		"float":  f64(2.5),
+		"bytes":  codec.Bytes([]byte{0, 1, 2, 255}),
+		"str":    codec.Str("héllo"),
+		"true":   codec.Bool(true),
+		"false":  codec.Bool(false),
+		"list":   list(i64(1), b("x"), f64(0.5)),
+		"nested": list(list(i64(1)), b("y")),
+	}
+	c := e.rec("k")
+	for name, v := range vals {
+		c.Put(name, v)
+	}
+	e.ok(c)
+	for name, want := range vals {
+		e.eq(name, e.get("k", name), want)
+	}
+}
+
+func testGetAllBins(e *env) {
+	e.ok(e.rec("k").Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, b("x")).Put("n", i64(7)))
+	all := e.get("k", "")
+	if all.Kind != codec.KindMap || all.Len() != 3 {
+		e.t.Fatalf("all bins = %s, want a map of 3 bins", show(all))
+	}
+	for _, want := range []struct {
+		bin string
+		v   codec.Value
+	}{{codec.BinType, codec.Str(codec.TypeString)}, {codec.BinValue, b("x")}, {"n", i64(7)}} {
+		got, found := mapEntry(all, codec.Str(want.bin))
+		if !found {
+			e.t.Errorf("all bins lacks %q: %s", want.bin, show(all))
+			continue
+		}
+		e.eq("bin "+want.bin, got, want.v)
+	}
+}
+
+func testReadYourWrites(e *env) {
+	// A call that writes creates a missing record, and its reads see its
+	// earlier writes.
+	r := e.ok(e.rec("k").Get(codec.BinValue).Put(codec.BinValue, b("a")).Get(codec.BinValue).Append(codec.BinValue, []byte("b")).Get(codec.BinValue))
+	e.eq("read before the write", r.Values[0], codec.Nil)
+	e.eq("read after put", r.Values[2], b("a"))
+	e.eq("read after append", r.Values[4], b("ab"))
+}
+
+func testGeneration(e *env) {
+	e.eqInt("create", int64(e.ok(e.rec("k").Put(codec.BinValue, i64(1))).Generation), 1)
+	e.eqInt("update", int64(e.ok(e.rec("k").Put(codec.BinValue, i64(2))).Generation), 2)
+	e.eqInt("read", int64(e.ok(e.rec("k").Get(codec.BinValue)).Generation), 2)
+	e.eqInt("read again", int64(e.ok(e.rec("k").Header()).Generation), 2)
+
+	e.fails(e.rec("k").Generation(1).Put(codec.BinValue, i64(3)), codec.GenerationError)
+	e.eq("after a generation conflict", e.get("k", codec.BinValue), i64(2))
+	e.eqInt("generation after a conflict", int64(e.ok(e.rec("k").Header()).Generation), 2)
+
+	e.eqInt("matching generation", int64(e.ok(e.rec("k").Generation(2).Put(codec.BinValue, i64(3))).Generation), 3)
+	e.eq("after a matching write", e.get("k", codec.BinValue), i64(3))
+
+	e.fails(e.rec("new").Generation(7).Put(codec.BinValue, i64(1)), codec.GenerationError)
+	e.missing("new")
+}
+
+func testExistsUpdateOnly(e *env) {
+	e.fails(e.rec("k").Exists(codec.ExistsUpdateOnly).Put(codec.BinValue, i64(1)), codec.NotFound)
+	e.missing("k")
+	e.ok(e.rec("k").Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k").Exists(codec.ExistsUpdateOnly).Put("a", i64(10)))
+	e.eq("updated bin", e.get("k", "a"), i64(10))
+	e.eq("untouched bin", e.get("k", "b"), i64(2))
+}
+
+func testExistsReplace(e *env) {
+	e.ok(e.rec("k").Exists(codec.ExistsReplace).Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k").Exists(codec.ExistsReplace).Put("a", i64(10)))
+	e.eq("replaced bin", e.get("k", "a"), i64(10))
+	e.eq("dropped bin", e.get("k", "b"), codec.Nil)
+}
+
+func testExistsReplaceOnly(e *env) {
+	e.fails(e.rec("k").Exists(codec.ExistsReplaceOnly).Put("a", i64(1)), codec.NotFound)
+	e.missing("k")
+	e.ok(e.rec("k").Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k").Exists(codec.ExistsReplaceOnly).Put("b", i64(20)))
+	e.eq("dropped bin", e.get("k", "a"), codec.Nil)
+	e.eq("replaced bin", e.get("k", "b"), i64(20))
+}
+
+func testExistsCreateOnly(e *env) {
+	e.eqInt("create", int64(e.ok(e.rec("k").Exists(codec.ExistsCreateOnly).Put("a", i64(1))).Generation), 1)
+	e.fails(e.rec("k").Exists(codec.ExistsCreateOnly).Put("a", i64(2)), codec.Exists)
+	e.eq("after a refused create", e.get("k", "a"), i64(1))
+}
+
+func testDelete(e *env) {
+	e.ok(e.rec("k").Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k").Delete())
+	e.missing("k")
+	// Deleting a missing record reports NotFound: that is how DEL counts.
+	e.fails(e.rec("k").Delete(), codec.NotFound)
+
+	// Delete then write in one call: only the new bins remain.
+	e.ok(e.rec("k2").Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k2").Delete().Put("c", i64(3)))
+	e.eq("bin written before the delete", e.get("k2", "a"), codec.Nil)
+	e.eq("bin written after the delete", e.get("k2", "c"), i64(3))
+}
+
+func testPutNil(e *env) {
+	e.ok(e.rec("k").Put("a", i64(1)).Put("b", i64(2)))
+	e.ok(e.rec("k").Put("a", codec.Nil))
+	e.eq("deleted bin", e.get("k", "a"), codec.Nil)
+	e.eq("other bin", e.get("k", "b"), i64(2))
+	// A record left without bins is deleted.
+	e.ok(e.rec("k").Put("b", codec.Nil))
+	e.missing("k")
+	// And a write that leaves a new record without bins creates nothing.
+	e.fails(e.rec("k").Put("b", codec.Nil), codec.NotFound)
+	e.missing("k")
+}
+
+func testTouch(e *env) {
+	e.fails(e.rec("k").Expire(100).Touch(), codec.NotFound)
+	e.missing("k")
+	e.ok(e.rec("k").Put(codec.BinValue, i64(1)))
+	r := e.ok(e.rec("k").Expire(100).Touch())
+	e.eqInt("generation after touch", int64(r.Generation), 2)
+	e.ttlNear("touch", r.TTL, 100)
+	e.ttlNear("read after touch", e.ok(e.rec("k").Header()).TTL, 100)
+	e.eq("value after touch", e.get("k", codec.BinValue), i64(1))
+	e.eqInt("touch to never", e.ok(e.rec("k").TTLNever().Touch()).TTL, -1)
+}
+
+func testTTL(e *env) {
+	// A new record written with "keep" never expires.
+	e.eqInt("new, keep", e.ok(e.rec("keep").Put(codec.BinValue, i64(1))).TTL, -1)
+	e.eqInt("new, never", e.ok(e.rec("never").TTLNever().Put(codec.BinValue, i64(1))).TTL, -1)
+
+	e.ttlNear("new, 100s", e.ok(e.rec("k").Expire(100).Put(codec.BinValue, i64(1))).TTL, 100)
+	e.ttlNear("read", e.ok(e.rec("k").Get(codec.BinValue)).TTL, 100)
+	// Reads ignore the TTL policy.
+	e.ttlNear("read with a TTL policy", e.ok(e.rec("k").Expire(5).Get(codec.BinValue)).TTL, 100)
+	e.ttlNear("update, keep", e.ok(e.rec("k").TTLKeep().Put(codec.BinValue, i64(2))).TTL, 100)
+	e.ttlNear("map write, keep", e.ok(e.rec("k").MapPut("m", 0, []codec.Value{b("f"), b("v")})).TTL, 100)
+	e.ttlNear("update, 1000s", e.ok(e.rec("k").Expire(1000).Put(codec.BinValue, i64(3))).TTL, 1000)
+	e.eqInt("update, never", e.ok(e.rec("k").TTLNever().Put(codec.BinValue, i64(4))).TTL, -1)
+	e.eqInt("read, never", e.ok(e.rec("k").Header()).TTL, -1)
+	e.eqInt("update, keep never", e.ok(e.rec("k").Put(codec.BinValue, i64(5))).TTL, -1)
+}
+
+func testTTLTooLong(e *env) {
+	// Aerospike refuses TTLs over ten years.
+	e.fails(e.rec("k").Expire(11*365*24*3600).Put(codec.BinValue, i64(1)), codec.ParameterError)
+	e.missing("k")
+}
+
+func testHeader(e *env) {
+	e.ok(e.rec("k").Expire(500).Put(codec.BinValue, b("x")))
+	e.ok(e.rec("k").Put(codec.BinValue, b("y")))
+	r := e.ok(e.rec("k").Header())
+	e.eq("header value", r.Values[0], codec.Nil)
+	e.eqInt("header generation", int64(r.Generation), 2)
+	e.ttlNear("header", r.TTL, 500)
+}
+
+func testGuard(e *env) {
+	// A missing record passes the guard.
+	e.ok(e.rec("k").Guard(codec.TypeHash).Put(codec.BinType, codec.Str(codec.TypeHash)).MapPut(codec.BinValue, codec.MapOrderKey, []codec.Value{b("f"), b("1")}))
+	e.ok(e.rec("k").Guard(codec.TypeHash).MapPut(codec.BinValue, 0, []codec.Value{b("g"), b("2")}))
+	r := e.ok(e.rec("k").Guard(codec.TypeHash).MapSize(codec.BinValue))
+	e.eq("size", r.Values[0], i64(2))
+
+	// Another type is filtered out: nothing written, nothing read.
+	e.fails(e.rec("k").Guard(codec.TypeString).Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, b("x")), codec.FilteredOut)
+	e.fails(e.rec("k").Guard(codec.TypeString).Get(codec.BinValue), codec.FilteredOut)
+	e.eq("type after a filtered write", e.get("k", codec.BinType), codec.Str(codec.TypeHash))
+	e.eqInt("generation after a filtered write", int64(e.ok(e.rec("k").Header()).Generation), 2)
+
+	// A guarded read of a missing record is NotFound, not filtered.
+	e.fails(e.rec("none").Guard(codec.TypeString).Get(codec.BinValue), codec.NotFound)
+}
+
+func testAdd(e *env) {
+	r := e.ok(e.rec("k").Add("n", i64(5)).Get("n"))
+	e.eq("add to a missing bin", r.Values[1], i64(5))
+	r = e.ok(e.rec("k").Add("n", i64(-7)).Get("n"))
+	e.eq("add", r.Values[1], i64(-2))
+	e.ok(e.rec("f").Add("x", f64(1.5)))
+	r = e.ok(e.rec("f").Add("x", f64(0.25)).Get("x"))
+	e.eq("float add", r.Values[1], f64(1.75))
+}
+
+func testAddOverflow(e *env) {
+	e.ok(e.rec("k").Put("n", i64(math.MaxInt64-1)))
+	e.ok(e.rec("k").Add("n", i64(1)))
+	e.fails(e.rec("k").Add("n", i64(1)), codec.Overflow)
+	e.eq("after overflow", e.get("k", "n"), i64(math.MaxInt64))
+	e.ok(e.rec("m").Put("n", i64(math.MinInt64)))
+	e.fails(e.rec("m").Add("n", i64(-1)), codec.Overflow)
+	e.eq("after underflow", e.get("m", "n"), i64(math.MinInt64))
+}
+
+func testAddBinType(e *env) {
+	e.ok(e.rec("k").Put("s", b("12")).Put("t", codec.Str("12")).Put("i", i64(1)).Put("f", f64(1)))
+	e.fails(e.rec("k").Add("s", i64(1)), codec.BinTypeError)
+	e.fails(e.rec("k").Add("t", i64(1)), codec.BinTypeError)
+	e.fails(e.rec("k").Add("i", f64(1)), codec.BinTypeError)
+	e.fails(e.rec("k").Add("f", i64(1)), codec.BinTypeError)
+	e.eq("blob after a refused add", e.get("k", "s"), b("12"))
+}
+
+func testAppendPrepend(e *env) {
+	r := e.ok(e.rec("k").Append(codec.BinValue, []byte("mid")).Get(codec.BinValue))
+	e.eq("append to a missing bin", r.Values[1], b("mid"))
+	e.ok(e.rec("k").Append(codec.BinValue, []byte(">")).Op(codec.Op{Code: codec.OpPrepend, Bin: codec.BinValue, Value: b("<")}))
+	e.eq("append and prepend", e.get("k", codec.BinValue), b("<mid>"))
+	e.ok(e.rec("k").Put("n", i64(1)))
+	e.fails(e.rec("k").Append("n", []byte("x")), codec.BinTypeError)
+	e.fails(e.rec("k").Op(codec.Op{Code: codec.OpPrepend, Bin: "n", Value: b("x")}), codec.BinTypeError)
+	e.eq("int after a refused append", e.get("k", "n"), i64(1))
+}
+
+func testAtomicCall(e *env) {
+	e.ok(e.rec("k").Put("a", i64(1)).Put("s", b("x")))
+	e.hash("h", b("f1"), b("1"))
+
+	// The last op fails: the earlier ones are undone.
+	e.fails(e.rec("k").Put("a", i64(2)).Put("new", i64(3)).Add("s", i64(1)), codec.BinTypeError)
+	e.eq("bin written before the failure", e.get("k", "a"), i64(1))
+	e.eq("bin created before the failure", e.get("k", "new"), codec.Nil)
+	e.eqInt("generation", int64(e.ok(e.rec("k").Header()).Generation), 1)
+
+	e.fails(e.rec("h").
+		MapPut(codec.BinValue, 0, []codec.Value{b("f2"), b("2")}).
+		MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("f1")}).
+		MapIncrement(codec.BinValue, 0, b("f3"), i64(1)).
+		MapPut(codec.BinValue, codec.MapWriteCreateOnly, []codec.Value{b("f3"), b("x")}), codec.ElementExists)
+	r := e.ok(e.rec("h").MapGetByIndex(codec.BinValue, codec.ReturnKeyValue, 0, -1))
+	e.eq("map after a failed call", r.Values[0], codec.Map(b("f1"), b("1")))
+
+	// A failed call creates nothing.
+	e.fails(e.rec("new").Put("a", i64(1)).Put("s", b("x")).Add("s", i64(1)), codec.BinTypeError)
+	e.missing("new")
+}
+
+func testBatch(e *env) {
+	e.ok(e.rec("a").Put(codec.BinValue, b("A")))
+	res := e.do(
+		e.rec("a").Get(codec.BinValue),
+		e.rec("missing").Get(codec.BinValue),
+		e.rec("c").Put(codec.BinValue, b("C")),
+		e.rec("a").Add(codec.BinValue, i64(1)),
+		e.rec("c").Get(codec.BinValue),
+	)
+	want := []codec.Code{codec.OK, codec.NotFound, codec.OK, codec.BinTypeError, codec.OK}
+	for i, w := range want {
+		if res[i].Code != w {
+			e.t.Errorf("call %d: code %d, want %d", i, res[i].Code, w)
+		}
+	}
+	e.eq("first read", res[0].Values[0], b("A"))
+	e.eq("read of a record written earlier in the batch", res[4].Values[0], b("C"))
+}
+
+func testInvalidOperation(e *env) {
+	res := e.do(
+		e.rec("k").Put(codec.BinValue, i64(1)),
+		e.rec("k2").Op(codec.Op{Code: 200, Bin: codec.BinValue}),
+		e.rec("k3").MapPut(codec.BinValue, 0, []codec.Value{b("odd")}),
+	)
+	if res[0].Code != codec.OK {
+		e.t.Errorf("valid call beside invalid ones: code %d", res[0].Code)
+	}
+	for i := 1; i < 3; i++ {
+		if res[i].Code != codec.InvalidOperation {
+			e.t.Errorf("call %d: code %d, want InvalidOperation", i, res[i].Code)
+		}
+	}
+	e.missing("k2")
+	e.missing("k3")
+}
+
+func testRecordTooBig(e *env) {
+	big := make([]byte, 9<<20)
+	e.fails(e.rec("k").Put(codec.BinValue, codec.Bytes(big)), codec.RecordTooBig)
+	e.missing("k")
+	e.ok(e.rec("k").Put(codec.BinValue, b("small")))
+	e.fails(e.rec("k").Put(codec.BinValue, codec.Bytes(big)), codec.RecordTooBig)
+	e.eq("after a refused write", e.get("k", codec.BinValue), b("small"))
+}
+
+func testMapPut(e *env) {
+	r := e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapOrderKey, []codec.Value{b("b"), b("2"), b("a"), b("1")}))
+	e.eq("size after the first put", r.Values[0], i64(2))
+	// Overwrite one, add one: "how many were added" is the size difference.
+	r = e.ok(e.rec("k").MapSize(codec.BinValue).MapPut(codec.BinValue, 0, []codec.Value{b("a"), b("10"), b("c"), b("3")}))
+	e.eq("size before", r.Values[0], i64(2))
+	e.eq("size after", r.Values[1], i64(3))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("a"), b("10"), b("b"), b("2"), b("c"), b("3")))
+
+	// Values of any kind.
+	e.ok(e.rec("k").MapPut(codec.BinValue, 0, []codec.Value{b("i"), i64(5), b("f"), f64(0.5), b("n"), codec.Nil}))
+	r = e.ok(e.rec("k").MapGetByKeys(codec.BinValue, codec.ReturnValue, []codec.Value{b("i"), b("f"), b("n")}))
+	e.eq("values in key order", r.Values[0], list(f64(0.5), i64(5), codec.Nil))
+
+	// Many items at once.
+	kv := make([]codec.Value, 0, 200)
+	for i := 99; i >= 0; i-- {
+		kv = append(kv, b(fmt.Sprintf("m%02d", i)), i64(int64(i)))
+	}
+	r = e.ok(e.rec("many").MapPut(codec.BinValue, codec.MapOrderKey, kv))
+	e.eq("size of a bulk put", r.Values[0], i64(100))
+	r = e.ok(e.rec("many").MapGetByIndex(codec.BinValue, codec.ReturnKey, 0, 3).MapGetByIndex(codec.BinValue, codec.ReturnValue, -1, 1))
+	e.eq("first keys", r.Values[0], list(b("m00"), b("m01"), b("m02")))
+	e.eq("last value", r.Values[1], list(i64(99)))
+}
+
+func testMapPutCreateOnly(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"))
+	// CREATE_ONLY alone: one existing key fails the whole call.
+	e.fails(e.rec("k").MapPut(codec.BinValue, codec.MapWriteCreateOnly, []codec.Value{b("c"), b("3"), b("a"), b("x")}), codec.ElementExists)
+	e.eq("after a refused create-only put", e.get("k", codec.BinValue), codec.Map(b("a"), b("1"), b("b"), b("2")))
+
+	// CREATE_ONLY|NO_FAIL|PARTIAL: only the new keys are written (HSETNX, SADD).
+	r := e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapWriteCreateOnly|codec.MapWriteNoFail|codec.MapWritePartial,
+		[]codec.Value{b("c"), b("3"), b("a"), b("x")}))
+	e.eq("size", r.Values[0], i64(3))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("a"), b("1"), b("b"), b("2"), b("c"), b("3")))
+
+	// CREATE_ONLY|NO_FAIL: a refused item makes the op a no-op, not an error.
+	r = e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapWriteCreateOnly|codec.MapWriteNoFail,
+		[]codec.Value{b("d"), b("4"), b("a"), b("x")}))
+	e.eq("size after a no-op", r.Values[0], i64(3))
+	e.eq("map after a no-op", e.get("k", codec.BinValue), codec.Map(b("a"), b("1"), b("b"), b("2"), b("c"), b("3")))
+
+	// CREATE_ONLY on a missing record creates it.
+	r = e.ok(e.rec("new").MapPut(codec.BinValue, codec.MapOrderKey|codec.MapWriteCreateOnly, []codec.Value{b("a"), b("1")}))
+	e.eq("size of a new map", r.Values[0], i64(1))
+}
+
+func testMapPutUpdateOnly(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"))
+	e.fails(e.rec("k").MapPut(codec.BinValue, codec.MapWriteUpdateOnly, []codec.Value{b("a"), b("x"), b("z"), b("9")}), codec.ElementNotFound)
+	e.eq("after a refused update-only put", e.get("k", codec.BinValue), codec.Map(b("a"), b("1"), b("b"), b("2")))
+
+	r := e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapWriteUpdateOnly|codec.MapWriteNoFail|codec.MapWritePartial,
+		[]codec.Value{b("a"), b("x"), b("z"), b("9")}))
+	e.eq("size", r.Values[0], i64(2))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("a"), b("x"), b("b"), b("2")))
+
+	r = e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapWriteUpdateOnly, []codec.Value{b("b"), b("y")}))
+	e.eq("size", r.Values[0], i64(2))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("a"), b("x"), b("b"), b("y")))
+}
+
+func testMapIncrement(e *env) {
+	r := e.ok(e.rec("k").MapIncrement(codec.BinValue, codec.MapOrderKey, b("n"), i64(5)))
+	e.eq("increment of a missing key in a missing record", r.Values[0], i64(5))
+	r = e.ok(e.rec("k").MapIncrement(codec.BinValue, 0, b("n"), i64(-8)))
+	e.eq("int increment", r.Values[0], i64(-3))
+	r = e.ok(e.rec("k").MapIncrement(codec.BinValue, 0, b("x"), f64(1.5)).MapIncrement(codec.BinValue, 0, b("x"), f64(0.25)))
+	e.eq("float increment of a missing key", r.Values[0], f64(1.5))
+	e.eq("float increment", r.Values[1], f64(1.75))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("n"), i64(-3), b("x"), f64(1.75)))
+}
+
+func testMapIncrementErrors(e *env) {
+	e.hash("k", b("s"), b("abc"), b("n"), i64(math.MaxInt64))
+	// respike's contract: int overflow is reported, the map unchanged.
+	e.fails(e.rec("k").MapIncrement(codec.BinValue, 0, b("n"), i64(1)), codec.Overflow)
+	// Aerospike answers a non-numeric value with PARAMETER_ERROR (map_increment).
+	e.fails(e.rec("k").MapIncrement(codec.BinValue, 0, b("s"), i64(1)), codec.ParameterError)
+	e.eq("map after refused increments", e.get("k", codec.BinValue), codec.Map(b("n"), i64(math.MaxInt64), b("s"), b("abc")))
+}
+
+func testMapSize(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"))
+	r := e.ok(e.rec("k").MapSize(codec.BinValue))
+	e.eq("size", r.Values[0], i64(2))
+}
+
+func testMapGetByKeys(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"), b("c"), b("3"))
+	keys := []codec.Value{b("c"), b("zz"), b("a")}
+	r := e.ok(e.rec("k").
+		MapGetByKeys(codec.BinValue, codec.ReturnNone, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnCount, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnKey, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnValue, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnExists, keys).
+		MapGetByKeys(codec.BinValue, codec.ReturnExists, []codec.Value{b("zz")}).
+		MapGetByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("zz")}).
+		MapGetByKeys(codec.BinValue, codec.ReturnKey, []codec.Value{b("zz")}))
+	e.eq("none", r.Values[0], codec.Nil)
+	e.eq("count", r.Values[1], i64(2))
+	e.eq("keys (map order)", r.Values[2], list(b("a"), b("c")))
+	e.eq("values", r.Values[3], list(b("1"), b("3")))
+	e.eq("key-values", r.Values[4], codec.Map(b("a"), b("1"), b("c"), b("3")))
+	e.eq("exists", r.Values[5], codec.Bool(true))
+	e.eq("exists, no match", r.Values[6], codec.Bool(false))
+	e.eq("count, no match", r.Values[7], i64(0))
+	if v := r.Values[8]; v.Kind != codec.KindList || v.Len() != 0 {
+		e.t.Errorf("keys, no match = %s, want an empty list", show(v))
+	}
+	e.eqInt("generation after reads", int64(e.ok(e.rec("k").Header()).Generation), 1)
+}
+
+func testMapRemoveByKeys(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"), b("c"), b("3"), b("d"), b("4"))
+	r := e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a"), b("zz")}))
+	e.eq("removed count", r.Values[0], i64(1))
+	r = e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnKeyValue, []codec.Value{b("c"), b("b")}))
+	e.eq("removed items", r.Values[0], codec.Map(b("b"), b("2"), b("c"), b("3")))
+	r = e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnNone, []codec.Value{b("zz")}).MapSize(codec.BinValue))
+	e.eq("remove none", r.Values[0], codec.Nil)
+	e.eq("size", r.Values[1], i64(1))
+	r = e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnExists, []codec.Value{b("d")}))
+	e.eq("removed exists", r.Values[0], codec.Bool(true))
+	// Removing from a missing record is NotFound: the call leaves no bins.
+	e.fails(e.rec("none").MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}), codec.NotFound)
+	e.missing("none")
+}
+
+// fiveItems writes a map a..e → 1..5.
+func (e *env) fiveItems(name string) {
+	e.hash(name, b("a"), i64(1), b("b"), i64(2), b("c"), i64(3), b("d"), i64(4), b("e"), i64(5))
+}
+
+func testMapByIndex(e *env) {
+	e.fiveItems("k")
+	for _, c := range []struct {
+		index, count int64
+		want         []string
+	}{
+		{0, 2, []string{"a", "b"}},
+		{1, 1, []string{"b"}},
+		{3, -1, []string{"d", "e"}},  // count < 0: to the end
+		{-2, -1, []string{"d", "e"}}, // negative index: from the end
+		{-2, 1, []string{"d"}},
+		{3, 10, []string{"d", "e"}}, // clipped at the end
+		{-7, 4, []string{"a", "b"}}, // starts before the first item
+		{-10, 3, nil},               // ends before the first item
+		{5, 1, nil},                 // starts past the end
+		{0, 0, nil},
+		{-100, -1, []string{"a", "b", "c", "d", "e"}},
+	} {
+		want := make([]codec.Value, len(c.want))
+		for i, k := range c.want {
+			want[i] = b(k)
+		}
+		r := e.ok(e.rec("k").MapGetByIndex(codec.BinValue, codec.ReturnKey, c.index, c.count).
+			MapGetByIndex(codec.BinValue, codec.ReturnCount, c.index, c.count))
+		e.eq(fmt.Sprintf("keys of index %d count %d", c.index, c.count), r.Values[0], list(want...))
+		e.eq(fmt.Sprintf("count of index %d count %d", c.index, c.count), r.Values[1], i64(int64(len(want))))
+	}
+	r := e.ok(e.rec("k").MapGetByIndex(codec.BinValue, codec.ReturnKeyValue, 1, 2).
+		MapGetByIndex(codec.BinValue, codec.ReturnValue, -1, 1).
+		MapGetByIndex(codec.BinValue, codec.ReturnExists, 9, 1).
+		MapGetByIndex(codec.BinValue, codec.ReturnNone, 0, 1))
+	e.eq("key-values", r.Values[0], codec.Map(b("b"), i64(2), b("c"), i64(3)))
+	e.eq("values", r.Values[1], list(i64(5)))
+	e.eq("exists out of range", r.Values[2], codec.Bool(false))
+	e.eq("none", r.Values[3], codec.Nil)
+}
+
+func testMapRemoveByIndex(e *env) {
+	e.fiveItems("k")
+	r := e.ok(e.rec("k").MapRemoveByIndex(codec.BinValue, codec.ReturnKeyValue, 0, 2))
+	e.eq("removed head", r.Values[0], codec.Map(b("a"), i64(1), b("b"), i64(2)))
+	r = e.ok(e.rec("k").MapRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1))
+	e.eq("removed tail", r.Values[0], list(i64(5)))
+	r = e.ok(e.rec("k").MapRemoveByIndex(codec.BinValue, codec.ReturnCount, 7, 1))
+	e.eq("removed out of range", r.Values[0], i64(0))
+	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("c"), i64(3), b("d"), i64(4)))
+	r = e.ok(e.rec("k").MapRemoveByIndex(codec.BinValue, codec.ReturnKey, 0, -1).MapSize(codec.BinValue))
+	e.eq("removed all", r.Values[0], list(b("c"), b("d")))
+	e.eq("size", r.Values[1], i64(0))
+}
+
+func testMapByRank(e *env) {
+	// Values rank by type first: every integer below every float; equal
+	// values by key.
+	e.hash("k",
+		b("a"), f64(1.5),
+		b("b"), i64(2),
+		b("c"), f64(-1),
+		b("d"), i64(0),
+		b("e"), f64(1.5),
+		b("f"), i64(100),
+	)
+	r := e.ok(e.rec("k").MapGetByRank(codec.BinValue, codec.ReturnKey, 0, -1))
+	e.eq("rank order", r.Values[0], list(b("d"), b("b"), b("f"), b("c"), b("a"), b("e")))
+	r = e.ok(e.rec("k").
+		MapGetByRank(codec.BinValue, codec.ReturnKeyValue, 0, 2).
+		MapGetByRank(codec.BinValue, codec.ReturnKey, -2, 2).
+		MapGetByRank(codec.BinValue, codec.ReturnValue, -3, -1).
+		MapGetByRank(codec.BinValue, codec.ReturnCount, 4, 10).
+		MapGetByRank(codec.BinValue, codec.ReturnKey, 6, 1).
+		MapGetByRank(codec.BinValue, codec.ReturnKey, -8, 3))
+	e.eq("lowest two", r.Values[0], codec.Map(b("d"), i64(0), b("b"), i64(2)))
+	e.eq("highest two, ascending", r.Values[1], list(b("a"), b("e")))
+	e.eq("top three values", r.Values[2], list(f64(-1), f64(1.5), f64(1.5)))
+	e.eq("count clipped", r.Values[3], i64(2))
+	e.eq("past the end", r.Values[4], list())
+	e.eq("partly before the start", r.Values[5], list(b("d")))
+}
+
+func testMapByValueRange(e *env) {
+	e.hash("k",
+		b("a"), f64(3),
+		b("b"), f64(1),
+		b("c"), f64(2),
+		b("d"), f64(2),
+		b("e"), f64(5),
+		b("i"), i64(9),
+	)
+	r := e.ok(e.rec("k").
+		MapGetByValueRange(codec.BinValue, codec.ReturnKey, f64(2), f64(5)).
+		MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Nil, f64(2)).
+		MapGetByValueRange(codec.BinValue, codec.ReturnCount, f64(3), codec.Nil).
+		MapGetByValueRange(codec.BinValue, codec.ReturnKey, codec.Nil, codec.Nil).
+		MapGetByValueRange(codec.BinValue, codec.ReturnCount, f64(6), f64(7)).
+		MapGetByValueRange(codec.BinValue, codec.ReturnKey, f64(4), f64(2)).
+		MapGetByValueRange(codec.BinValue, codec.ReturnKey, i64(0), i64(100)))
+	e.eq("[2, 5) in rank order", r.Values[0], list(b("c"), b("d"), b("a")))
+	// Integers rank below floats, so an open start takes the int too.
+	e.eq("(-inf, 2)", r.Values[1], codec.Map(b("i"), i64(9), b("b"), f64(1)))
+	e.eq("[3, +inf)", r.Values[2], i64(2))
+	e.eq("everything", r.Values[3], list(b("i"), b("b"), b("c"), b("d"), b("a"), b("e")))
+	e.eq("empty range", r.Values[4], i64(0))
+	e.eq("reversed range", r.Values[5], list())
+	e.eq("integers only", r.Values[6], list(b("i")))
+}
+
+func testMapByKeyRange(e *env) {
+	e.fiveItems("k")
+	r := e.ok(e.rec("k").
+		MapGetByKeyRange(codec.BinValue, codec.ReturnKey, b("b"), b("d")).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnKeyValue, codec.Nil, b("b")).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnValue, b("c"), codec.Nil).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnCount, b("bb"), b("cc")).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnCount, codec.Nil, codec.Nil).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnKey, b("x"), b("z")))
+	e.eq("[b, d)", r.Values[0], list(b("b"), b("c")))
+	e.eq("(-inf, b)", r.Values[1], codec.Map(b("a"), i64(1)))
+	e.eq("[c, +inf)", r.Values[2], list(i64(3), i64(4), i64(5)))
+	e.eq("[bb, cc)", r.Values[3], i64(1))
+	e.eq("everything", r.Values[4], i64(5))
+	e.eq("past the end", r.Values[5], list())
+}
+
+func testMapKeyOrder(e *env) {
+	// Keys order by type (integer < string < blob), then by value; blobs
+	// bytewise with a prefix first.
+	e.ok(e.rec("k").MapPut(codec.BinValue, codec.MapOrderKey, []codec.Value{
+		b("b"), i64(1),
+		codec.Str("s"), i64(2),
+		i64(10), i64(3),
+		b("ab"), i64(4),
+		i64(-5), i64(5),
+		b("a"), i64(6),
+		codec.Bytes([]byte{0xff}), i64(7),
+		b(""), i64(8),
+	}))
+	r := e.ok(e.rec("k").MapGetByIndex(codec.BinValue, codec.ReturnKey, 0, -1))
+	e.eq("key order", r.Values[0], list(i64(-5), i64(10), codec.Str("s"), b(""), b("a"), b("ab"), b("b"), codec.Bytes([]byte{0xff})))
+	// A string key and a blob key with the same bytes are different keys.
+	r = e.ok(e.rec("k").MapGetByKeys(codec.BinValue, codec.ReturnValue, []codec.Value{b("s")}))
+	e.eq("blob key lookup of a string key", r.Values[0], list())
+}
+
+func testMapClear(e *env) {
+	e.fiveItems("k")
+	r := e.ok(e.rec("k").MapClear(codec.BinValue).MapSize(codec.BinValue))
+	e.eq("clear", r.Values[0], codec.Nil)
+	e.eq("size after clear", r.Values[1], i64(0))
+	e.eq("type bin after clear", e.get("k", codec.BinType), codec.Str(codec.TypeHash))
+}
+
+func testMapEmptyStays(e *env) {
+	// Aerospike keeps an emptied collection; the record stays.
+	e.hash("k", b("a"), b("1"))
+	e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnNone, []codec.Value{b("a")}))
+	r := e.ok(e.rec("k").MapSize(codec.BinValue))
+	e.eq("size of an emptied map", r.Values[0], i64(0))
+}
+
+func testDeleteIfEmpty(e *env) {
+	e.hash("k", b("a"), b("1"), b("b"), b("2"))
+	r := e.ok(e.rec("k").DeleteIfEmpty(codec.BinValue).MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}))
+	e.eq("removed", r.Values[0], i64(1))
+	e.eq("record kept while not empty", e.get("k", codec.BinValue), codec.Map(b("b"), b("2")))
+	r = e.ok(e.rec("k").DeleteIfEmpty(codec.BinValue).MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("b")}))
+	e.eq("removed last", r.Values[0], i64(1))
+	e.missing("k")
+
+	// Clearing and refilling in one call keeps the record.
+	e.hash("k2", b("a"), b("1"))
+	e.ok(e.rec("k2").DeleteIfEmpty(codec.BinValue).MapClear(codec.BinValue).MapPut(codec.BinValue, 0, []codec.Value{b("z"), b("9")}))
+	e.eq("refilled", e.get("k2", codec.BinValue), codec.Map(b("z"), b("9")))
+
+	// Reads ignore it.
+	e.hash("k3", b("a"), b("1"))
+	e.ok(e.rec("k3").MapRemoveByKeys(codec.BinValue, codec.ReturnNone, []codec.Value{b("a")}))
+	e.ok(e.rec("k3").DeleteIfEmpty(codec.BinValue).MapSize(codec.BinValue))
+	e.ok(e.rec("k3").Header())
+}
+
+func testMapOnNonMap(e *env) {
+	e.ok(e.rec("k").Put(codec.BinValue, b("str")))
+	e.fails(e.rec("k").MapPut(codec.BinValue, 0, []codec.Value{b("a"), b("1")}), codec.BinTypeError)
+	e.fails(e.rec("k").MapIncrement(codec.BinValue, 0, b("a"), i64(1)), codec.BinTypeError)
+	e.fails(e.rec("k").MapSize(codec.BinValue), codec.BinTypeError)
+	e.fails(e.rec("k").MapGetByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}), codec.BinTypeError)
+	e.fails(e.rec("k").MapGetByIndex(codec.BinValue, codec.ReturnCount, 0, 1), codec.BinTypeError)
+	e.fails(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}), codec.BinTypeError)
+	e.fails(e.rec("k").MapClear(codec.BinValue), codec.BinTypeError)
+	e.eq("value after refused map ops", e.get("k", codec.BinValue), b("str"))
+}
+
+func testMapMissingBin(e *env) {
+	// An existing record without the map bin: the size is 0, reads match
+	// nothing (whatever their kind, their count is 0), removes are no-ops.
+	e.ok(e.rec("k").Put(codec.BinType, codec.Str(codec.TypeHash)))
+	r := e.ok(e.rec("k").MapSize(codec.BinValue).
+		MapGetByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}).
+		MapGetByIndex(codec.BinValue, codec.ReturnKey, 0, -1))
+	e.eq("size of a missing bin", r.Values[0], i64(0))
+	if r.Values[1].Int != 0 || r.Values[2].Len() != 0 {
+		e.t.Errorf("reads of a missing bin matched something: %s, %s", show(r.Values[1]), show(r.Values[2]))
+	}
+	e.ok(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}).MapClear(codec.BinValue))
+	e.eq("type after no-op removes", e.get("k", codec.BinType), codec.Str(codec.TypeHash))
+}
+
+func testDBIsolation(e *env) {
+	other := e.on(dbOther)
+	e.ok(e.rec("k").Put(codec.BinValue, b("zero")))
+	other.missing("k")
+	other.ok(other.rec("k").Put(codec.BinValue, b("one")))
+	e.eq("db 0", e.get("k", codec.BinValue), b("zero"))
+	other.eq("db 1", other.get("k", codec.BinValue), b("one"))
+	e.ok(e.rec("k").Delete())
+	other.eq("db 1 after a delete in db 0", other.get("k", codec.BinValue), b("one"))
+}
+
+func (e *env) count() int64 {
+	e.t.Helper()
+	return e.exec(&codec.Request{Kind: codec.ReqCount}).Count
+}
+
+func testCount(e *env) {
+	c := e.on(dbCount)
+	before := c.count()
+	for _, k := range []string{"a", "b", "c"} {
+		c.ok(c.rec(k).Put(codec.BinValue, b(k)))
+	}
+	c.ok(c.rec("a").Put(codec.BinValue, b("again")))
+	c.eqInt("count after 3 creates", c.count(), before+3)
+	c.ok(c.rec("b").Delete())
+	c.eqInt("count after a delete", c.count(), before+2)
+	c.fails(c.rec("zz").Get(codec.BinValue), codec.NotFound)
+	c.eqInt("count after a read miss", c.count(), before+2)
+}
+
+// scanAll pages through db with count per page and returns how often each
+// key was seen and the type reported for it. between runs after each page.
+func (e *env) scanAll(count int64, withType bool, between func(page int)) (map[string]int, map[string]string) {
+	e.t.Helper()
+	seen := map[string]int{}
+	types := map[string]string{}
+	req := &codec.Request{Kind: codec.ReqScan, Scan: codec.ScanArgs{Count: count, WithType: withType}}
+	for page := 0; ; page++ {
+		if page > 100000 {
+			e.t.Fatal("scan does not end")
+		}
+		resp := e.exec(req)
+		if withType && len(resp.Scan.Types) != len(resp.Scan.Keys) {
+			e.t.Fatalf("page %d: %d keys, %d types", page, len(resp.Scan.Keys), len(resp.Scan.Types))
+		}
+		if !withType && len(resp.Scan.Types) != 0 {
+			e.t.Fatalf("page %d: types without WithType", page)
+		}
+		for i, k := range resp.Scan.Keys {
+			seen[string(k)]++
+			if withType {
+				types[string(k)] = string(resp.Scan.Types[i])
+			}
+		}
+		if resp.Scan.Cursor == 0 {
+			return seen, types
+		}
+		req.Scan.Cursor = resp.Scan.Cursor
+		if between != nil {
+			between(page)
+		}
+	}
+}
+
+func testScan(e *env) {
+	s := e.on(dbScan)
+	const n = 5000
+	typeOf := func(i int) string {
+		if i%3 == 0 {
+			return codec.TypeHash
+		}
+		return codec.TypeString
+	}
+	name := func(i int) string { return "key" + strconv.Itoa(i) }
+	for start := 0; start < n; start += 500 {
+		var calls []*codec.Call
+		for i := start; i < start+500; i++ {
+			calls = append(calls, s.rec(name(i)).Put(codec.BinType, codec.Str(typeOf(i))).Put(codec.BinValue, i64(int64(i))))
+		}
+		for i, r := range s.do(calls...) {
+			if r.Code != codec.OK {
+				s.t.Fatalf("write %d: code %d", start+i, r.Code)
+			}
+		}
+	}
+	check := func(what string, seen map[string]int, types map[string]string, skip func(i int) bool) {
+		for i := 0; i < n; i++ {
+			if skip != nil && skip(i) {
+				continue
+			}
+			k := string(s.key(name(i)))
+			if seen[k] == 0 {
+				s.t.Fatalf("%s: key %d never returned", what, i)
+			}
+			if types != nil && types[k] != typeOf(i) {
+				s.t.Fatalf("%s: key %d has type %q, want %q", what, i, types[k], typeOf(i))
+			}
+		}
+	}
+	for _, count := range []int64{7, 0, 1000} {
+		seen, types := s.scanAll(count, true, nil)
+		check(fmt.Sprintf("count %d", count), seen, types, nil)
+	}
+	seen, _ := s.scanAll(3, false, nil)
+	check("without types", seen, nil, nil)
+
+	// Keys deleted and added during a scan do not hide the others.
+	seen, _ = s.scanAll(7, false, func(page int) {
+		if page != 10 {
+			return
+		}
+		var calls []*codec.Call
+		for i := 0; i < n; i += 50 {
+			calls = append(calls, s.rec(name(i)).Delete())
+			calls = append(calls, s.rec("added"+strconv.Itoa(i)).Put(codec.BinValue, i64(1)))
+		}
+		s.do(calls...)
+	})
+	check("with changes during the scan", seen, nil, func(i int) bool { return i%50 == 0 })
+	for i := 0; i < n; i += 50 {
+		if k := string(s.key(name(i))); seen[k] > 1 {
+			s.t.Errorf("deleted key %d returned %d times", i, seen[k])
+		}
+	}
+}
+
+func testTruncateDB(e *env) {
+	t1, kept := e.on(dbTruncate), e.on(dbKept)
+	for i := 0; i < 20; i++ {
+		k := "k" + strconv.Itoa(i)
+		t1.ok(t1.rec(k).Put(codec.BinValue, i64(int64(i))))
+		kept.ok(kept.rec(k).Put(codec.BinValue, i64(int64(i))))
+	}
+	t1.exec(&codec.Request{Kind: codec.ReqTruncate})
+	for i := 0; i < 20; i++ {
+		k := "k" + strconv.Itoa(i)
+		t1.missing(k)
+		kept.eq("kept "+k, kept.get(k, codec.BinValue), i64(int64(i)))
+	}
+	seen, _ := t1.scanAll(100, false, nil)
+	for k := range seen {
+		if strings.HasPrefix(k, t1.prefix) {
+			t1.t.Fatalf("scan after truncate returned %q", k)
+		}
+	}
+	// The database is usable after a truncate.
+	t1.ok(t1.rec("after").Put(codec.BinValue, i64(1)))
+	t1.eq("written after truncate", t1.get("after", codec.BinValue), i64(1))
+}
+
+func testTruncateAll(e *env) {
+	dbs := []*env{e, e.on(dbTruncate), e.on(dbTruncate2)}
+	for _, d := range dbs {
+		d.ok(d.rec("k").Put(codec.BinValue, i64(1)))
+	}
+	e.exec(&codec.Request{Kind: codec.ReqTruncate, AllDBs: true})
+	for _, d := range dbs {
+		d.missing("k")
+	}
+}

@@ -1,0 +1,176 @@
+package kit
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestMatchAgainstRedis replays KEYS answers recorded from redis-server
+// 7.0.15 (testdata/glob.json: a fixed key set and ~2000 patterns, many
+// random, with classes, escapes, NULs and bytes >= 0x80).
+func TestMatchAgainstRedis(t *testing.T) {
+	raw, err := os.ReadFile("testdata/glob.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fix struct {
+		Keys  []string
+		Cases []struct {
+			P string
+			M []string
+		}
+	}
+	if err := json.Unmarshal(raw, &fix); err != nil {
+		t.Fatal(err)
+	}
+	dec := func(s string) []byte {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range fix.Cases {
+		pat := dec(c.P)
+		want := map[string]bool{}
+		for _, m := range c.M {
+			want[string(dec(m))] = true
+		}
+		for _, k := range fix.Keys {
+			key := dec(k)
+			if got := Match(pat, key); got != want[string(key)] {
+				t.Errorf("Match(%q, %q) = %v, Redis says %v", pat, key, got, !got)
+			}
+		}
+	}
+	if len(fix.Cases) < 1000 {
+		t.Errorf("only %d cases", len(fix.Cases))
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	for _, c := range []struct {
+		s  string
+		n  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"1", 1, true}, {"-1", -1, true}, {"123", 123, true},
+		{"9223372036854775807", math.MaxInt64, true}, {"-9223372036854775808", math.MinInt64, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"18446744073709551616", 0, false}, {"99999999999999999999", 0, false},
+		{"", 0, false}, {"-", 0, false}, {"-0", 0, false}, {"00", 0, false}, {"01", 0, false},
+		{"+1", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"1a", 0, false}, {"1.0", 0, false},
+		{"0x1", 0, false}, {"\x001", 0, false}, {"123456789012345678901", 0, false},
+	} {
+		n, ok := ParseInt([]byte(c.s))
+		if n != c.n || ok != c.ok {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", c.s, n, ok, c.n, c.ok)
+		}
+		if ok {
+			if strconv.FormatInt(n, 10) != c.s {
+				t.Errorf("ParseInt(%q) accepted a non-canonical form", c.s)
+			}
+			if v := StrValue([]byte(c.s)); v.Int != n {
+				t.Errorf("StrValue(%q) = %+v", c.s, v)
+			}
+		}
+	}
+}
+
+func TestSecondsUntil(t *testing.T) {
+	for _, c := range []struct{ when, now, want int64 }{
+		{1000, 0, 1}, {1001, 0, 2}, {1, 0, 1}, {0, 0, 0}, {-5, 0, 0}, {1500, 0, 2},
+		{100_000, 0, 100}, {5000, 4001, 1}, {5000, 3999, 2},
+	} {
+		if got := SecondsUntil(c.when, c.now); got != c.want {
+			t.Errorf("SecondsUntil(%d, %d) = %d, want %d", c.when, c.now, got, c.want)
+		}
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	const now = 1_700_000_000_000
+	for _, c := range []struct {
+		n         int64
+		secs, rel bool
+		when      int64
+		ok        bool
+	}{
+		{10, true, true, now + 10_000, true},
+		{10, false, true, now + 10, true},
+		{5, true, false, 5000, true},
+		{0, true, true, 0, false},
+		{-1, false, false, 0, false},
+		{math.MaxInt64 / 1000, true, true, 0, false}, // overflows with now
+		{math.MaxInt64/1000 + 1, true, false, 0, false},
+		{math.MaxInt64, false, false, math.MaxInt64, true},
+		{math.MaxInt64, false, true, 0, false},
+	} {
+		when, ok := SetExpiry(c.n, c.secs, c.rel, now)
+		if ok != c.ok || (ok && when != c.when) {
+			t.Errorf("SetExpiry(%d, %v, %v) = %d, %v", c.n, c.secs, c.rel, when, ok)
+		}
+	}
+	for _, c := range []struct {
+		n    int64
+		secs bool
+		base int64
+		when int64
+		ok   bool
+	}{
+		{-5, true, now, now - 5000, true},
+		{math.MaxInt64/1000 + 1, true, 0, 0, false},
+		{math.MinInt64/1000 - 1, true, 0, 0, false},
+		{math.MaxInt64 / 1000, true, now, 0, false},
+		{math.MaxInt64, false, 0, math.MaxInt64, true},
+		{math.MaxInt64, false, now, 0, false},
+	} {
+		when, ok := KeyExpiry(c.n, c.secs, c.base)
+		if ok != c.ok || (ok && when != c.when) {
+			t.Errorf("KeyExpiry(%d, %v, %d) = %d, %v", c.n, c.secs, c.base, when, ok)
+		}
+	}
+}
+
+func TestDedup(t *testing.T) {
+	keys := func(ss ...string) [][]byte {
+		var b [][]byte
+		for _, s := range ss {
+			b = append(b, []byte(s))
+		}
+		return b
+	}
+	if got := Dedup(keys("a", "b", "c"), false); got != nil {
+		t.Errorf("distinct keys: %v", got)
+	}
+	if got := Dedup(keys("a", "b", "a", "a"), false); !slices.Equal(got, []bool{true, true, false, false}) {
+		t.Errorf("first: %v", got)
+	}
+	if got := Dedup(keys("a", "b", "a", "a"), true); !slices.Equal(got, []bool{false, true, false, true}) {
+		t.Errorf("last: %v", got)
+	}
+	var many []string
+	for i := range 40 {
+		many = append(many, strconv.Itoa(i%13))
+	}
+	for _, last := range []bool{false, true} {
+		got := Dedup(keys(many...), last)
+		seen := map[string]int{}
+		for i, k := range many {
+			if got[i] {
+				seen[k]++
+				if last && slices.Contains(many[i+1:], k) || !last && slices.Contains(many[:i], k) {
+					t.Errorf("last=%v kept %q at %d", last, k, i)
+				}
+			}
+		}
+		if len(seen) != 13 {
+			t.Errorf("last=%v kept %d distinct keys", last, len(seen))
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "copy", Arity: -3, Flags: []string{"write", "denyoom"},
+		FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0",
+		Summary: "Copies the value of a key to a new key.",
+		Run:     runCopy,
+	})
+}
+
+// runCopy: COPY source destination [DB index] [REPLACE]. A read of every
+// bin, then one write of the destination (create-only unless REPLACE), with
+// the source's TTL. The copy is of the source as read; it is atomic on the
+// destination only. Copying to another database is not supported: a
+// module's requests address the connection's database.
+func runCopy(c *sdk.Ctx) {
+	replace := false
+	for i := 3; i < c.NArg(); i++ {
+		switch opt := c.Arg(i); {
+		case kit.Fold(opt, "replace"):
+			replace = true
+		case kit.Fold(opt, "db") && i+1 < c.NArg():
+			i++
+			db, ok := kit.ParseInt(c.Arg(i))
+			if !ok {
+				c.Error(kit.NotInt)
+				return
+			}
+			if db < -1<<31 || db >= 1<<31 {
+				c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+				return
+			}
+			if db < 0 || db >= 1<<16 {
+				c.Error("ERR DB index is out of range")
+				return
+			}
+			if int(db) != c.DB() {
+				c.Error("ERR respike: COPY to another database is not supported")
+				return
+			}
+		default:
+			c.Error(kit.Syntax)
+			return
+		}
+	}
+	if string(c.Arg(1)) == string(c.Arg(2)) {
+		c.Error("ERR source and destination objects are the same")
+		return
+	}
+	if replace {
+		c.N[0] = 1
+	}
+	c.Record(c.Arg(1)).Get("")
+	c.Exec(copyRead)
+}
+
+func copyRead(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		c.Reply().Int(0)
+		return
+	default:
+		kit.StoreError(c, r)
+		return
+	}
+	exists := codec.ExistsCreateOnly
+	if c.N[0] != 0 {
+		exists = codec.ExistsReplace
+	}
+	copyBins(c.Record(c.Arg(2)).Exists(exists), r)
+	c.Exec(copyDone)
+}
+
+func copyDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(1)
+	case codec.Exists:
+		c.Reply().Int(0)
+	default:
+		kit.StoreError(c, r)
+	}
+}

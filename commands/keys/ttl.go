@@ -1,0 +1,75 @@
+package main
+
+import (
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	flags := []string{"readonly", "fast"}
+	sdk.Register(sdk.Command{
+		Name: "ttl", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
+		Group: "generic", Since: "1.0.0",
+		Summary: "Returns the expiration time in seconds of a key.",
+		Run:     func(c *sdk.Ctx) { c.N[0] = ttlSeconds; ttlRead(c) },
+	}, sdk.Command{
+		Name: "pttl", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
+		Group: "generic", Since: "1.0.0",
+		Summary: "Returns the expiration time in milliseconds of a key.",
+		Run:     func(c *sdk.Ctx) { c.N[0] = ttlMillis; ttlRead(c) },
+	}, sdk.Command{
+		Name: "expiretime", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
+		Group: "generic", Since: "1.0.0",
+		Summary: "Returns the expiration time of a key as a Unix timestamp.",
+		Run:     func(c *sdk.Ctx) { c.N[0] = ttlUnix; ttlRead(c) },
+	}, sdk.Command{
+		Name: "pexpiretime", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
+		Group: "generic", Since: "1.0.0",
+		Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+		Run:     func(c *sdk.Ctx) { c.N[0] = ttlUnixMillis; ttlRead(c) },
+	})
+}
+
+// What a TTL command reports, in Ctx.N[0].
+const (
+	ttlSeconds = iota
+	ttlMillis
+	ttlUnix
+	ttlUnixMillis
+)
+
+func ttlRead(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Header()
+	c.Exec(ttlDone)
+}
+
+// ttlDone answers -2 for a missing key, -1 for no expiry, else the
+// remaining whole seconds in the asked form: × 1000 for PTTL; for
+// EXPIRETIME the current Unix second plus the TTL.
+func ttlDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		c.Reply().Int(-2)
+		return
+	default:
+		kit.StoreError(c, r)
+		return
+	}
+	if r.TTL < 0 {
+		c.Reply().Int(-1)
+		return
+	}
+	t := r.TTL
+	switch c.N[0] {
+	case ttlMillis:
+		t *= 1000
+	case ttlUnix:
+		t += kit.NowMs() / 1000
+	case ttlUnixMillis:
+		t = (t + kit.NowMs()/1000) * 1000
+	}
+	c.Reply().Int(t)
+}

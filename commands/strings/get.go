@@ -1,0 +1,21 @@
+package main
+
+import (
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "get", Arity: 2, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "string", Since: "1.0.0",
+		Summary: "Returns the string value of a key.",
+		Run:     runGet,
+	})
+}
+
+// runGet reads the value under the string guard: one read, no allocation.
+func runGet(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
+	c.Exec(replyGet)
+}

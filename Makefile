@@ -51,10 +51,10 @@ bench: bench-go build commands
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./guest-sdk/... ./host/...
 
-## new-command: scaffold a module, e.g. make new-command NAME=hello
+## new-command: scaffold a module with a working command and its test, e.g. make new-command NAME=hello [DIR=examples/hello]
 new-command:
-	@test -n "$(NAME)" || { echo "usage: make new-command NAME=yourcommand"; exit 2; }
-	$(GO) run ./cmd/respike new-command $(NAME)
+	@test -n "$(NAME)" || { echo "usage: make new-command NAME=yourcommand [DIR=folder]"; exit 2; }
+	./scripts/new-command.sh "$(NAME)" "$(or $(DIR),examples/$(NAME))"
 
 clean:
 	rm -rf bin commands/*.wasm examples/*/*.wasm

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/internal/hook"
@@ -48,6 +49,33 @@ type Host struct {
 // after every request (the path a remote store takes).
 func New() *Host {
 	return &Host{Store: memory.New(memory.Options{}), Proto: 2}
+}
+
+// NewWithClock is New with a store whose clock is now, so tests can move
+// time forward and watch keys expire without sleeping. Commands themselves
+// read the real clock (time.Now); give them an injectable clock of their own
+// when their logic depends on time.
+func NewWithClock(now func() time.Time) *Host {
+	return &Host{Store: memory.New(memory.Options{Now: now, SweepInterval: -1}), Proto: 2}
+}
+
+// Exec runs store calls directly, bypassing commands: to seed records a
+// test needs or to inspect what a command wrote. The results own their
+// memory.
+func (h *Host) Exec(calls ...codec.Call) []codec.Result {
+	req := codec.Request{Kind: codec.ReqRecords, Calls: calls}
+	var resp codec.Response
+	h.Store.Exec(context.Background(), h.DB, &req, &resp)
+	if resp.Code != codec.OK {
+		panic(fmt.Sprintf("sdktest: store failed: code %d: %s", resp.Code, resp.Msg))
+	}
+	// Re-encode and decode into fresh memory so results never alias the store.
+	var d codec.Decoder
+	var out codec.Response
+	if err := d.DecodeResponse(codec.AppendResponse(nil, codec.ReqRecords, &resp), codec.ReqRecords, &out); err != nil {
+		panic(err)
+	}
+	return out.Results
 }
 
 // Do runs one command and returns its reply in redis-cli notation (see

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "hget", Arity: 3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns the value of a field in a hash.",
+		Run:     runHGet,
+	}, sdk.Command{
+		Name: "hmget", Arity: -3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns the values of all fields in a hash.",
+		Run:     runHMGet,
+	}, sdk.Command{
+		Name: "hgetall", Arity: 2, Flags: []string{"readonly"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns all fields and values in a hash.",
+		Run:     func(c *sdk.Ctx) { runWhole(c, codec.ReturnKeyValue) },
+	}, sdk.Command{
+		Name: "hkeys", Arity: 2, Flags: []string{"readonly"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns all fields in a hash.",
+		Run:     func(c *sdk.Ctx) { runWhole(c, codec.ReturnKey) },
+	}, sdk.Command{
+		Name: "hvals", Arity: 2, Flags: []string{"readonly"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns all values in a hash.",
+		Run:     func(c *sdk.Ctx) { runWhole(c, codec.ReturnValue) },
+	}, sdk.Command{
+		Name: "hlen", Arity: 2, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Returns the number of fields in a hash.",
+		Run:     runHLen,
+	}, sdk.Command{
+		Name: "hexists", Arity: 3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "2.0.0",
+		Summary: "Determines whether a field exists in a hash.",
+		Run:     runHExists,
+	}, sdk.Command{
+		Name: "hstrlen", Arity: 3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "hash", Since: "3.2.0",
+		Summary: "Returns the length of the value of a field.",
+		Run:     runHStrLen,
+	})
+}
+
+// readField reads one field's value (a list of zero or one value) under the
+// hash guard.
+func readField(c *sdk.Ctx, next sdk.Step) {
+	keys := c.Values(1)
+	keys[0] = codec.Bytes(c.Arg(2))
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnValue, keys)
+	c.Exec(next)
+}
+
+func runHGet(c *sdk.Ctx) { readField(c, hgetDone) }
+
+func hgetDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch {
+	case r.Code == codec.NotFound:
+		c.Reply().Null()
+	case !r.OK():
+		failed(c, r)
+	case len(r.Value(0).List) == 0:
+		c.Reply().Null()
+	default:
+		kit.ReplyStr(c, r.Value(0).List[0])
+	}
+}
+
+func runHStrLen(c *sdk.Ctx) { readField(c, hstrlenDone) }
+
+func hstrlenDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch {
+	case r.Code == codec.NotFound:
+		c.Reply().Int(0)
+	case !r.OK():
+		failed(c, r)
+	case len(r.Value(0).List) == 0:
+		c.Reply().Int(0)
+	default:
+		c.Reply().Int(int64(kit.StrLen(r.Value(0).List[0])))
+	}
+}
+
+// runHMGet reads the requested fields with their keys: the store answers
+// the items it found in map order, so each requested field is looked up in
+// that answer.
+func runHMGet(c *sdk.Ctx) {
+	keys := c.Values(c.NArg() - 2)
+	for i := range keys {
+		keys[i] = codec.Bytes(c.Arg(i + 2))
+	}
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
+	c.Exec(hmgetDone)
+}
+
+func hmgetDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	var items []codec.Value
+	switch r.Code {
+	case codec.OK:
+		items = r.Value(0).List
+	case codec.NotFound:
+	default:
+		failed(c, r)
+		return
+	}
+	w := c.Reply()
+	w.Array(c.NArg() - 2)
+	var index map[string]int
+	if len(items) > 16 && c.NArg() > 18 {
+		index = make(map[string]int, len(items)/2)
+		for i := 0; i+1 < len(items); i += 2 {
+			index[string(items[i].Bytes)] = i + 1
+		}
+	}
+	for a := 2; a < c.NArg(); a++ {
+		f := c.Arg(a)
+		at := -1
+		if index != nil {
+			if i, ok := index[string(f)]; ok {
+				at = i
+			}
+		} else {
+			for i := 0; i+1 < len(items); i += 2 {
+				if string(items[i].Bytes) == string(f) {
+					at = i + 1
+					break
+				}
+			}
+		}
+		if at < 0 {
+			w.Null()
+		} else {
+			kit.ReplyStr(c, items[at])
+		}
+	}
+}
+
+// runWhole reads every item of the hash, in key order, returning ret.
+func runWhole(c *sdk.Ctx, ret codec.MapReturn) {
+	c.N[0] = int64(ret)
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByIndex(codec.BinValue, ret, 0, -1)
+	c.Exec(wholeDone)
+}
+
+// wholeDone answers HGETALL (a map in RESP3), HKEYS or HVALS (arrays).
+func wholeDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	var items []codec.Value
+	switch r.Code {
+	case codec.OK:
+		items = r.Value(0).List
+	case codec.NotFound:
+	default:
+		failed(c, r)
+		return
+	}
+	w := c.Reply()
+	switch codec.MapReturn(c.N[0]) {
+	case codec.ReturnKeyValue:
+		w.Map(len(items) / 2)
+		for i := 0; i+1 < len(items); i += 2 {
+			w.Bulk(items[i].Bytes)
+			kit.ReplyStr(c, items[i+1])
+		}
+	case codec.ReturnKey:
+		w.Array(len(items))
+		for i := range items {
+			w.Bulk(items[i].Bytes)
+		}
+	default:
+		w.Array(len(items))
+		for i := range items {
+			kit.ReplyStr(c, items[i])
+		}
+	}
+}
+
+func runHLen(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapSize(codec.BinValue)
+	c.Exec(hlenDone)
+}
+
+func hlenDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(intOf(r.Value(0)))
+	case codec.NotFound:
+		c.Reply().Int(0)
+	default:
+		failed(c, r)
+	}
+}
+
+func runHExists(c *sdk.Ctx) {
+	keys := c.Values(1)
+	keys[0] = codec.Bytes(c.Arg(2))
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys)
+	c.Exec(hlenDone)
+}

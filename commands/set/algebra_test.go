@@ -1,0 +1,124 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/respike/respike/guest-sdk/sdktest"
+)
+
+func TestSetAlgebra(t *testing.T) {
+	each(t, func(t *testing.T, h *sdktest.Host) {
+		script(t, h, `
+			sadd a 1 2 3 4 => (integer) 4
+			sadd b 3 4 5 => (integer) 3
+			sadd c 4 5 6 "" => (integer) 4
+			sinter a => ["1" "2" "3" "4"]
+			sinter a b => ["3" "4"]
+			sinter a b c => ["4"]
+			sinter a nokey => []
+			sinter nokey a => []
+			sinter a a => ["1" "2" "3" "4"]
+			sunion a => ["1" "2" "3" "4"]
+			sunion a b c => ["" "1" "2" "3" "4" "5" "6"]
+			sunion nokey => []
+			sunion nokey b => ["3" "4" "5"]
+			sdiff a => ["1" "2" "3" "4"]
+			sdiff a b => ["1" "2"]
+			sdiff a b c => ["1" "2"]
+			sdiff c a => ["" "5" "6"]
+			sdiff nokey a => []
+			sdiff a nokey => ["1" "2" "3" "4"]
+			sdiff a a => []
+			set str v => OK
+			sinter nokey str => `+wrongType+`
+			sinter str nokey => `+wrongType+`
+			sinter a str => `+wrongType+`
+			sunion a str => `+wrongType+`
+			sdiff nokey str => `+wrongType+`
+			sdiff str nokey => `+wrongType+`
+			sdiff a str => `+wrongType+`
+		`)
+		h.Proto = 3
+		if got := string(h.DoRaw(rawArgs("sinter", "a", "b")...)); got != "~2\r\n$1\r\n3\r\n$1\r\n4\r\n" {
+			t.Errorf("RESP3 SINTER = %q", got)
+		}
+		for _, cmd := range []string{"sinter", "sunion", "sdiff"} {
+			if got := string(h.DoRaw(rawArgs(cmd, "nokey")...)); got != "~0\r\n" {
+				t.Errorf("RESP3 %s of a missing key = %q", cmd, got)
+			}
+		}
+	})
+}
+
+func TestSetAlgebraStore(t *testing.T) {
+	each(t, func(t *testing.T, h *sdktest.Host) {
+		script(t, h, `
+			sadd a 1 2 3 4 => (integer) 4
+			sadd b 3 4 5 => (integer) 3
+			sinterstore d a b => (integer) 2
+			smembers d => ["3" "4"]
+			type d => set
+			sunionstore d a b => (integer) 5
+			smembers d => ["1" "2" "3" "4" "5"]
+			sdiffstore d a b => (integer) 2
+			smembers d => ["1" "2"]
+			sinterstore d a nokey => (integer) 0
+			exists d => (integer) 0
+			sinterstore d a nokey => (integer) 0
+			sunionstore d nokey => (integer) 0
+			sdiffstore d a a => (integer) 0
+			exists d => (integer) 0
+			set str v => OK
+			expire str 100 => (integer) 1
+			sinterstore str a => (integer) 4
+			type str => set
+			ttl str => (integer) -1
+			smembers str => ["1" "2" "3" "4"]
+			sadd e x => (integer) 1
+			expire e 100 => (integer) 1
+			sunionstore e e a => (integer) 5
+			smembers e => ["1" "2" "3" "4" "x"]
+			ttl e => (integer) -1
+			sdiffstore a a b => (integer) 2
+			smembers a => ["1" "2"]
+			sinterstore b b a => (integer) 0
+			exists b => (integer) 0
+			set s v => OK
+			sinterstore d nokey s => `+wrongType+`
+			sunionstore d s => `+wrongType+`
+			sdiffstore d a s => `+wrongType+`
+			sinterstore s a => (integer) 2
+			type s => set
+		`)
+	})
+}
+
+func TestSInterCard(t *testing.T) {
+	each(t, func(t *testing.T, h *sdktest.Host) {
+		script(t, h, `
+			sintercard 0 a => (error) ERR numkeys should be greater than 0
+			sintercard -1 a => (error) ERR numkeys should be greater than 0
+			sintercard x a => (error) ERR numkeys should be greater than 0
+			sintercard 9223372036854775808 a => (error) ERR numkeys should be greater than 0
+			sintercard 2 a => (error) ERR Number of keys can't be greater than number of args
+			sintercard 1 a limit => (error) ERR syntax error
+			sintercard 1 a limit -1 => (error) ERR LIMIT can't be negative
+			sintercard 1 a limit x => (error) ERR LIMIT can't be negative
+			sintercard 1 a limit 9223372036854775808 => (error) ERR LIMIT can't be negative
+			sintercard 1 a foo 1 => (error) ERR syntax error
+			set str v => OK
+			sintercard 1 nokey str => (error) ERR syntax error
+			sintercard 2 nokey str => `+wrongType+`
+			sintercard 1 nokey => (integer) 0
+			sadd a 1 2 3 4 5 => (integer) 5
+			sadd b 2 3 4 5 6 => (integer) 5
+			sintercard 1 a => (integer) 5
+			sintercard 2 a b => (integer) 4
+			sintercard 2 a b limit 0 => (integer) 4
+			sintercard 2 a b limit 2 => (integer) 2
+			sintercard 2 a b LIMIT 9 limit 3 => (integer) 3
+			sintercard 2 a nokey => (integer) 0
+			sintercard 2 a a => (integer) 5
+		`)
+	})
+}

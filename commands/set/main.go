@@ -1,0 +1,88 @@
+// Command set is respike's module of Redis set commands: SADD, SREM,
+// SCARD, SISMEMBER, SMISMEMBER, SMEMBERS, SPOP, SRANDMEMBER, SMOVE, SINTER,
+// SINTERCARD, SUNION, SDIFF, SINTERSTORE, SUNIONSTORE, SDIFFSTORE and SSCAN.
+//
+// Data model: one key is one record with bin "t" = "set" and bin "v" = a
+// key-ordered map member → 1. Members are bytes; the value is a placeholder
+// (the integer 1, the smallest value a map item can hold besides nil, which
+// this module avoids so that no backend can mistake it for a removal).
+//
+// Atomicity: SADD, SREM, SCARD, SISMEMBER, SMISMEMBER, SMEMBERS and SSCAN
+// are one atomic operate each, guarded by the type tag, so WRONGTYPE is
+// decided atomically with the write. A write that empties the map deletes
+// the record in the same operate, and writes leave the record's TTL as it
+// is. SPOP and SRANDMEMBER read the size, draw random indexes, then remove
+// (SPOP, under the generation the size came from) or read the drawn items,
+// and draw again if another client wrote in between. SMOVE and the
+// multi-key commands span several records and are not atomic across them:
+// see smove.go and algebra.go for what a concurrent client can observe.
+package main
+
+import (
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func main() {}
+
+func init() { sdk.Module("set", "1.0.0") }
+
+// tagSet is the type tag of every set record, built once because codec.Str
+// allocates.
+var tagSet = codec.Str(codec.TypeSet)
+
+// present is the placeholder value of every member.
+var present = codec.Int(1)
+
+// addFlags write only members that are not there yet, skipping the others
+// without failing the call, and create a key-ordered map.
+const addFlags = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKey
+
+// failed answers a call that did not succeed: WRONGTYPE for the type guard
+// (or a value bin that is not a map, which only a foreign record can have),
+// the store's error otherwise.
+func failed(c *sdk.Ctx, r *codec.Result) {
+	switch r.Code {
+	case codec.FilteredOut, codec.BinTypeError:
+		c.Error(kit.WrongType)
+	default:
+		kit.StoreError(c, r)
+	}
+}
+
+// intOf reads a count or size an op returned; a missing map answers
+// nothing, which counts as 0.
+func intOf(v codec.Value) int64 {
+	if v.Kind == codec.KindInt {
+		return v.Int
+	}
+	return 0
+}
+
+// members builds the map items of args[from:], each with the placeholder.
+func members(c *sdk.Ctx, from int) []codec.Value {
+	kv := c.Values(2 * (c.NArg() - from))
+	for i := from; i < c.NArg(); i++ {
+		kv[2*(i-from)] = codec.Bytes(c.Arg(i))
+		kv[2*(i-from)+1] = present
+	}
+	return kv
+}
+
+// keys builds the map keys of args[from:].
+func keys(c *sdk.Ctx, from int) []codec.Value {
+	ks := c.Values(c.NArg() - from)
+	for i := range ks {
+		ks[i] = codec.Bytes(c.Arg(from + i))
+	}
+	return ks
+}
+
+// maxAttempts bounds SPOP's attempts and SRANDMEMBER's redraws when the
+// record changed in between. It is well above kit.Retries: with 8 clients
+// hitting one key, 10 attempts left about one read-modify-write in ten
+// failing with kit.Contention (HINCRBYFLOAT, measured through the daemon on
+// the memory store); an attempt is repeated only when another client
+// actually wrote in between.
+const maxAttempts = 100

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "scard", Arity: 2, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0",
+		Summary: "Returns the number of members in a set.",
+		Run:     runSCard,
+	}, sdk.Command{
+		Name: "sismember", Arity: 3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0",
+		Summary: "Determines whether a member belongs to a set.",
+		Run:     runSIsMember,
+	}, sdk.Command{
+		Name: "smismember", Arity: -3, Flags: []string{"readonly", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "6.2.0",
+		Summary: "Determines whether multiple members belong to a set.",
+		Run:     runSMIsMember,
+	}, sdk.Command{
+		Name: "smembers", Arity: 2, Flags: []string{"readonly"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "1.0.0",
+		Summary: "Returns all members of a set.",
+		Run:     runSMembers,
+	})
+}
+
+func runSCard(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapSize(codec.BinValue)
+	c.Exec(countDone)
+}
+
+// countDone answers the integer the call's first op returned; 0 for a
+// missing key.
+func countDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(intOf(r.Value(0)))
+	case codec.NotFound:
+		c.Reply().Int(0)
+	default:
+		failed(c, r)
+	}
+}
+
+func runSIsMember(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys(c, 2))
+	c.Exec(countDone)
+}
+
+// runSMIsMember reads which of the members exist; the store answers them in
+// its own order, so each requested member is looked up in that answer.
+func runSMIsMember(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapGetByKeys(codec.BinValue, codec.ReturnKey, keys(c, 2))
+	c.Exec(smismemberDone)
+}
+
+func smismemberDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	var found []codec.Value
+	switch r.Code {
+	case codec.OK:
+		found = r.Value(0).List
+	case codec.NotFound:
+	default:
+		failed(c, r)
+		return
+	}
+	sortValues(found)
+	w := c.Reply()
+	w.Array(c.NArg() - 2)
+	for i := 2; i < c.NArg(); i++ {
+		if contains(found, c.Arg(i)) {
+			w.Int(1)
+		} else {
+			w.Int(0)
+		}
+	}
+}
+
+func runSMembers(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapGetByIndex(codec.BinValue, codec.ReturnKey, 0, -1)
+	c.Exec(smembersDone)
+}
+
+func smembersDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	var ms []codec.Value
+	switch r.Code {
+	case codec.OK:
+		ms = r.Value(0).List
+	case codec.NotFound:
+	default:
+		failed(c, r)
+		return
+	}
+	w := c.Reply()
+	w.Set(len(ms))
+	for i := range ms {
+		w.Bulk(ms[i].Bytes)
+	}
+}
+
+// sortValues sorts members bytewise. The stores answer in key order
+// already, which makes this linear; sorting here keeps the algorithms
+// independent of how a backend orders keys.
+func sortValues(vs []codec.Value) {
+	if !slices.IsSortedFunc(vs, cmpValue) {
+		slices.SortFunc(vs, cmpValue)
+	}
+}
+
+func cmpValue(a, b codec.Value) int { return bytes.Compare(a.Bytes, b.Bytes) }
+
+// contains reports whether sorted vs holds m.
+func contains(vs []codec.Value, m []byte) bool {
+	_, ok := slices.BinarySearchFunc(vs, m, func(v codec.Value, m []byte) int { return bytes.Compare(v.Bytes, m) })
+	return ok
+}

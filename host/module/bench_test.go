@@ -1,0 +1,239 @@
+package module
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store/memory"
+)
+
+// BenchmarkExecGET measures a whole Exec of a GET: start message, guest
+// call, store request (inline inside the guest call, or returned to the host
+// and resumed), reply.
+func BenchmarkExecGET(b *testing.B) {
+	for _, m := range storeModes {
+		b.Run(m.name, func(b *testing.B) {
+			st := newFakeStore(m.inline)
+			r := newRuntime(b, Config{NoInline: m.noInline}, st, "kv.wasm")
+			do(b, r, "set", "key", "value")
+			cmd := r.Lookup([]byte("get"))
+			start := &codec.Start{Proto: 2, Args: [][]byte{[]byte("GET"), []byte("key")}}
+			ctx := context.Background()
+			var out []byte
+			b.ReportAllocs()
+			cpu := cpuNanos()
+			for b.Loop() {
+				out = r.Exec(ctx, cmd, start, out[:0])
+			}
+			reportCPU(b, cpu)
+			if string(out) != "$5\r\nvalue\r\n" {
+				b.Fatalf("get = %q", out)
+			}
+		})
+	}
+	b.Run("memory-store", func(b *testing.B) {
+		st := memory.New(memory.Options{})
+		defer st.Close()
+		r := newRuntime(b, Config{}, st, "kv.wasm")
+		do(b, r, "set", "key", "value")
+		cmd := r.Lookup([]byte("get"))
+		start := &codec.Start{Proto: 2, Args: [][]byte{[]byte("GET"), []byte("key")}}
+		var out []byte
+		b.ReportAllocs()
+		cpu := cpuNanos()
+		for b.Loop() {
+			out = r.Exec(context.Background(), cmd, start, out[:0])
+		}
+		reportCPU(b, cpu)
+		if string(out) != "$5\r\nvalue\r\n" {
+			b.Fatalf("get = %q", out)
+		}
+	})
+	b.Run("echo", func(b *testing.B) {
+		r := newRuntime(b, Config{}, newFakeStore(true), "kv.wasm")
+		cmd := r.Lookup([]byte("echo"))
+		start := &codec.Start{Proto: 2, Args: [][]byte{[]byte("ECHO"), []byte("value")}}
+		var out []byte
+		b.ReportAllocs()
+		cpu := cpuNanos()
+		for b.Loop() {
+			out = r.Exec(context.Background(), cmd, start, out[:0])
+		}
+		reportCPU(b, cpu)
+	})
+	b.Run("inline-parallel", func(b *testing.B) {
+		r := newRuntime(b, Config{}, newFakeStore(true), "kv.wasm")
+		do(b, r, "set", "key", "value")
+		cmd := r.Lookup([]byte("get"))
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			start := &codec.Start{Proto: 2, Args: [][]byte{[]byte("GET"), []byte("key")}}
+			var out []byte
+			for pb.Next() {
+				out = r.Exec(context.Background(), cmd, start, out[:0])
+			}
+		})
+	})
+}
+
+// BenchmarkDeadlineMechanism compares the ways of keeping a guest stoppable
+// on raw wazero instances of the kv module: none at all, wazero's
+// WithCloseOnContextDone, and the loop fuel this package uses (instrument.go,
+// with a no-op tick). "abi" is a trivial call; "echo" a whole ECHO command in
+// the guest, which shows the cost of the loop checks inside Go-compiled wasm.
+func BenchmarkDeadlineMechanism(b *testing.B) {
+	raw, err := os.ReadFile(mod("kv.wasm"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fueled, err := instrument(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	start := codec.AppendStart(nil, &codec.Start{Proto: 2, Args: [][]byte{[]byte("echo"), []byte("value")}})
+	for _, mech := range []struct {
+		name        string
+		closeOnDone bool
+		bin         []byte
+	}{{"none", false, raw}, {"closeOnContextDone", true, raw}, {"fuel", false, fueled}} {
+		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
+			WithCloseOnContextDone(mech.closeOnDone).WithCompilationCache(cache))
+		defer rt.Close(ctx)
+		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		noop := func(context.Context, api.Module, []uint64) {}
+		zero := func(_ context.Context, _ api.Module, s []uint64) { s[0] = 0 }
+		if _, err := rt.NewHostModuleBuilder("respike").
+			NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(zero), i32s(4), i32s(1)).Export("exec").
+			NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(zero), i32s(2), i32s(1)).Export("take").
+			NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(noop), nil, nil).Export("tick").
+			Instantiate(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cm, err := rt.CompileModule(ctx, mech.bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stack := make([]uint64, 2)
+		stack[0] = uint64(len(start))
+		if err := m.ExportedFunction("respike_buf").CallWithStack(ctx, stack); err != nil {
+			b.Fatal(err)
+		}
+		m.Memory().Write(uint32(stack[0]), start)
+		for _, call := range []struct {
+			name string
+			fn   string
+			arg  uint64
+		}{{"abi", "respike_abi", 0}, {"echo", "respike_start", uint64(len(start))}} {
+			f := m.ExportedFunction(call.fn)
+			b.Run(mech.name+"/"+call.name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := cpuNanos()
+				for b.Loop() {
+					stack[0] = call.arg
+					if err := f.CallWithStack(ctx, stack); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// TestMemoryPerInflight holds 10,000 GETs in a slow store and measures what
+// each costs while it waits: the host's call state plus the continuation in
+// the guest's linear memory (which lives on the Go heap). Target: 4 KiB.
+func TestMemoryPerInflight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	const n = 10000
+	st := newFakeStore(false)
+	r := newRuntime(t, Config{}, st, "kv.wasm")
+	for range 100 {
+		do(t, r, "get", "warm")
+	}
+	var inStore sync.WaitGroup
+	inStore.Add(n)
+	gate := make(chan struct{})
+	st.setHook(func(ctx context.Context, req *codec.Request) {
+		inStore.Done()
+		<-gate
+	})
+	starts := make([]*codec.Start, n)
+	for i := range starts {
+		starts[i] = &codec.Start{Proto: 2, Args: [][]byte{[]byte("get"), fmt.Appendf(nil, "key:%06d", i)}}
+	}
+	replies := make([][]byte, n)
+	for i := range replies {
+		replies[i] = make([]byte, 0, 16)
+	}
+	cmd := r.Lookup([]byte("get"))
+	var done sync.WaitGroup
+	done.Add(n)
+	before := memStats()
+	for i := range n {
+		go func() {
+			defer done.Done()
+			replies[i] = r.Exec(context.Background(), cmd, starts[i], replies[i])
+		}()
+	}
+	inStore.Wait()
+	after := memStats()
+	close(gate)
+	done.Wait()
+	for i, reply := range replies {
+		if string(reply) != "$-1\r\n" {
+			t.Fatalf("get %d = %q", i, reply)
+		}
+	}
+	heap := float64(after.HeapAlloc-before.HeapAlloc) / n
+	stack := float64(after.StackInuse-before.StackInuse) / n
+	t.Logf("per in-flight command: heap %.0f B (host call state and guest continuation), goroutine stack %.0f B (the caller's, a connection's in the daemon)", heap, stack)
+	if heap > 4096 && !raceEnabled {
+		t.Errorf("heap per in-flight command = %.0f B, want at most 4096", heap)
+	}
+}
+
+// reportCPU reports the process's CPU time per op since cpu, all threads
+// included (wazero's per-call goroutine runs on another).
+func reportCPU(b *testing.B, cpu int64) {
+	if cpu > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func memStats() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+func i32s(n int) []api.ValueType {
+	ts := make([]api.ValueType, n)
+	for i := range ts {
+		ts[i] = api.ValueTypeI32
+	}
+	return ts
+}

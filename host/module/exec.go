@@ -1,0 +1,234 @@
+package module
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// call is the host side of one command in flight: its buffers and decoders,
+// pooled so that a steady stream of commands allocates nothing.
+type call struct {
+	ctx  context.Context
+	db   int
+	msg  []byte // message to the guest: start, then each response
+	req  []byte // copy of the guest's pending request
+	dec  codec.Decoder
+	rq   codec.Request
+	resp codec.Response
+}
+
+// maxPooled is the largest buffer a pooled call keeps.
+const maxPooled = 64 << 10
+
+func (r *Runtime) getCall(ctx context.Context, db int) *call {
+	c, _ := r.callPol.Get().(*call)
+	if c == nil {
+		c = new(call)
+	}
+	c.ctx, c.db = ctx, db
+	return c
+}
+
+func (r *Runtime) putCall(c *call) {
+	c.ctx = nil
+	if cap(c.msg) > maxPooled || cap(c.req) > maxPooled {
+		// A huge request or response: let its buffers and the decoder's
+		// arena go rather than pin them in the pool.
+		*c = call{}
+	}
+	r.callPol.Put(c)
+}
+
+// Replies for failures that are not the module's.
+var (
+	errClosed = []byte("-ERR module runtime closed\r\n")
+	errGone   = []byte("-ERR command cancelled: the client went away\r\n")
+)
+
+// Exec runs cmd with start (Args[0] is the name as the client sent it) and
+// appends the RESP reply to out. It performs the command's store requests on
+// the calling goroutine, holding no instance meanwhile, and returns when the
+// command has replied or failed; when ctx is done it cancels the command and
+// appends an error. It never panics because of a module.
+func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
+	v, _ := cmd.impl.(*version)
+	if v == nil || !v.ref() {
+		// cmd was looked up just before its module was swapped or unloaded.
+		if cmd = r.Lookup([]byte(cmd.Info.Name)); cmd == nil {
+			return append(out, "-ERR unknown command, its module was unloaded\r\n"...)
+		}
+		if v = cmd.impl.(*version); !v.ref() {
+			return append(out, errClosed...)
+		}
+	}
+	defer v.unref()
+	c := r.getCall(ctx, int(start.DB))
+	defer r.putCall(c)
+	c.msg = codec.AppendStart(c.msg[:0], start)
+
+	s, err := v.acquire(ctx)
+	if err != nil {
+		return append(out, errGone...)
+	}
+	in, err := s.ready()
+	if err != nil {
+		s.unlock()
+		return append(out, errorReply(v.name, err.Error())...)
+	}
+	packed, err := r.step(in, c, false, 0)
+	for {
+		if err != nil {
+			out = append(out, v.failed(s, in, err)...)
+			s.unlock()
+			return out
+		}
+		ans, ok := in.answer(packed)
+		if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && (ans[0] != codec.StatusPending || len(ans) < 5) {
+			s.unlock()
+			return append(out, errorReply(v.name, "malformed answer from the module")...)
+		}
+		if ans[0] == codec.StatusDone {
+			out = append(out, ans[1:]...)
+			s.unlock()
+			return out
+		}
+		handle := binary.LittleEndian.Uint32(ans[1:5])
+		gen := in.gen
+		// Copy the request: once the slot is free another command may run
+		// on the instance and grow or overwrite its memory.
+		c.req = append(c.req[:0], ans[5:]...)
+		s.unlock()
+		if err := c.dec.DecodeRequest(c.req, &c.rq); err != nil {
+			s.cancelLater(gen, handle)
+			return append(out, errorReply(v.name, "malformed store request")...)
+		}
+		if ctx.Err() != nil {
+			s.cancelLater(gen, handle)
+			return append(out, errGone...)
+		}
+		r.st.Exec(ctx, c.db, &c.rq, &c.resp)
+		if ctx.Err() != nil {
+			s.cancelLater(gen, handle)
+			return append(out, errGone...)
+		}
+		c.msg = codec.AppendResponse(c.msg[:0], c.rq.Kind, &c.resp)
+		if err := s.lock(ctx); err != nil {
+			s.cancelLater(gen, handle)
+			return append(out, errGone...)
+		}
+		if s.ncancel.Load() > 0 {
+			s.drainCancels()
+		}
+		if s.inst == nil || s.inst.gen != gen {
+			// A trap or a timeout of another command discarded the
+			// instance, and this command's continuation with it.
+			s.unlock()
+			return append(out, errorReply(v.name, "the instance running this command failed; its writes so far may have been applied")...)
+		}
+		packed, err = r.step(in, c, true, handle)
+	}
+}
+
+// step writes c.msg into the instance and calls start, or resume with
+// handle.
+func (r *Runtime) step(in *instance, c *call, resume bool, handle uint32) (uint64, error) {
+	n, err := in.write(c.msg)
+	if err != nil {
+		return 0, err
+	}
+	in.cur = c
+	var packed uint64
+	if resume {
+		packed, err = in.invoke(in.fResume, uint64(handle), uint64(n))
+	} else {
+		packed, err = in.invoke(in.fStart, uint64(n), 0)
+	}
+	in.cur = nil
+	return packed, err
+}
+
+// failed discards the instance after a failed call and returns the reply of
+// the command that made it fail. Called with s.mu held.
+func (v *version) failed(s *slot, in *instance, err error) []byte {
+	var reply []byte
+	if errors.Is(err, errDeadline) {
+		reply = v.deadlineErr
+		s.discard("command exceeded the deadline")
+	} else {
+		reason := in.reason(err)
+		reply = errorReply(v.name, reason)
+		s.discard(reason)
+	}
+	return reply
+}
+
+// hostExec is the guest's respike.exec(req, reqLen, out, outCap) i32: it runs
+// a request inline when the store never waits, and writes the response at
+// out, or parks it for take when it needs more than outCap bytes (and returns
+// minus its length). 0 tells the guest to return the request and be resumed.
+func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) {
+	in, _ := ctx.Value(instKey{}).(*instance)
+	if !r.inline || in == nil || in.cur == nil {
+		stack[0] = 0
+		return
+	}
+	c := in.cur
+	mem := mod.Memory()
+	req, ok := mem.Read(uint32(stack[0]), uint32(stack[1]))
+	// The request is decoded in place: no guest code runs until the store
+	// returns, so the view stays valid, and the store copies what it keeps.
+	if !ok || c.dec.DecodeRequest(req, &c.rq) != nil {
+		stack[0] = 0 // the pending path reports the malformed request
+		return
+	}
+	out, outCap := uint32(stack[2]), uint32(stack[3])
+	r.st.Exec(c.ctx, c.db, &c.rq, &c.resp)
+	c.msg = codec.AppendResponse(c.msg[:0], c.rq.Kind, &c.resp)
+	n := len(c.msg)
+	if n > int(outCap) {
+		in.parked = c.msg
+		stack[0] = uint64(uint32(int32(-n)))
+		return
+	}
+	if !mem.Write(out, c.msg) {
+		// Never answer 0 here: the request ran, and the pending path would
+		// run it again. Parked, it reaches the guest through take or not
+		// at all.
+		in.parked = c.msg
+		stack[0] = uint64(uint32(int32(-n)))
+		return
+	}
+	stack[0] = uint64(uint32(int32(n)))
+}
+
+// hostTick is respike.tick, which instrument adds to every module and loops
+// call every loopFuel iterations: it stops a call the watchdog has claimed
+// (the panic unwinds the guest; the instance is then discarded), and being
+// Go, it lets the scheduler preempt a spinning guest.
+func (r *Runtime) hostTick(ctx context.Context, _ api.Module, _ []uint64) {
+	if in, _ := ctx.Value(instKey{}).(*instance); in != nil && in.state.Load() == timedOut {
+		panic(errDeadline)
+	}
+	if r.stopping.Load() {
+		panic(errStopped)
+	}
+}
+
+// hostTake is the guest's respike.take(out, outCap) i32: it copies the
+// response exec parked and returns its length, or 0 if there is none or it
+// does not fit.
+func (r *Runtime) hostTake(ctx context.Context, mod api.Module, stack []uint64) {
+	in, _ := ctx.Value(instKey{}).(*instance)
+	if in == nil || in.parked == nil || len(in.parked) > int(uint32(stack[1])) ||
+		!mod.Memory().Write(uint32(stack[0]), in.parked) {
+		stack[0] = 0
+		return
+	}
+	stack[0] = uint64(uint32(int32(len(in.parked))))
+	in.parked = nil
+}

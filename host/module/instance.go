@@ -1,0 +1,405 @@
+package module
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// version is one loaded file of a module. Commands hold it; a swap publishes
+// a new version while commands in flight finish on the old one, whose
+// instances close when its last command ends.
+type version struct {
+	rt          *Runtime
+	name, path  string
+	manifest    codec.Manifest
+	cmds        []*Command
+	loadedAt    time.Time
+	compiled    wazero.CompiledModule
+	deadlineErr []byte // the reply of a command that exceeded the deadline
+
+	slots   []*slot
+	rr      atomic.Uint32
+	waiters atomic.Int32  // goroutines waiting for any free slot
+	wake    chan struct{} // a slot was freed while someone waited
+
+	// refs counts the registry's reference and the commands in flight; the
+	// version closes when it drops to zero and can never be revived.
+	refs atomic.Int64
+}
+
+func (v *version) info() ModuleInfo {
+	names := make([]string, len(v.cmds))
+	for i, c := range v.cmds {
+		names[i] = c.Info.Name
+	}
+	return ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names, LoadedAt: v.loadedAt}
+}
+
+// ref takes a reference unless the version has closed.
+func (v *version) ref() bool {
+	for {
+		n := v.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if v.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (v *version) unref() {
+	if v.refs.Add(-1) == 0 {
+		v.close()
+	}
+}
+
+// close closes the version's instances and compiled code.
+func (v *version) close() {
+	for _, s := range v.slots {
+		s.mu.Lock()
+		if s.inst != nil {
+			s.inst.close()
+			s.inst = nil
+		}
+		s.mu.Unlock()
+	}
+	_ = v.compiled.Close(context.Background())
+}
+
+// slot is a place for one instance. Its mutex is held by the one goroutine
+// calling into the instance; it is never held during store I/O.
+type slot struct {
+	v       *version
+	mu      sync.Mutex
+	inst    *instance     // guarded by mu; nil until created or after a failure
+	waiters atomic.Int32  // goroutines waiting for this very slot
+	wake    chan struct{} // cap 1: the slot was freed while someone waited
+
+	cmu     sync.Mutex
+	cancels []cancelReq // continuations to cancel when the slot is next free
+	ncancel atomic.Int32
+}
+
+// cancelReq names a continuation of an instance generation.
+type cancelReq struct {
+	gen    uint64
+	handle uint32
+}
+
+// acquire locks a free slot: round robin try-lock first, then a wait for the
+// first slot freed.
+func (v *version) acquire(ctx context.Context) (*slot, error) {
+	n := uint32(len(v.slots))
+	start := v.rr.Add(1)
+	for i := range n {
+		if s := v.slots[(start+i)%n]; s.mu.TryLock() {
+			return s, nil
+		}
+	}
+	// Register before the second scan: a slot freed after it sees the
+	// waiter and leaves a token in wake.
+	v.waiters.Add(1)
+	defer v.waiters.Add(-1)
+	for {
+		for i := range n {
+			if s := v.slots[(start+i)%n]; s.mu.TryLock() {
+				return s, nil
+			}
+		}
+		select {
+		case <-v.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// lock locks this slot, waiting while another command uses it.
+func (s *slot) lock(ctx context.Context) error {
+	if s.mu.TryLock() {
+		return nil
+	}
+	s.waiters.Add(1)
+	defer s.waiters.Add(-1)
+	for {
+		if s.mu.TryLock() {
+			return nil
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// unlock frees the slot and wakes one waiter of each kind. A waiter that
+// loses the race for the slot to another goroutine is woken again when that
+// one unlocks, so no wake-up is lost.
+func (s *slot) unlock() {
+	s.mu.Unlock()
+	if s.waiters.Load() > 0 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	if v := s.v; v.waiters.Load() > 0 {
+		select {
+		case v.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ready returns the slot's instance, creating it if needed, after running the
+// cancellations queued for it. Called with s.mu held; on error the slot has
+// no instance.
+func (s *slot) ready() (*instance, error) {
+	if s.ncancel.Load() > 0 {
+		s.drainCancels()
+	}
+	if s.inst == nil {
+		in, err := s.v.instantiate(context.Background())
+		if err != nil {
+			s.v.rt.log.Error("module instance failed to start", "module", s.v.name, "err", err)
+			return nil, err
+		}
+		s.inst = in
+	}
+	return s.inst, nil
+}
+
+// cancelLater cancels a continuation now if the slot is free, else when it
+// is next locked.
+func (s *slot) cancelLater(gen uint64, handle uint32) {
+	s.cmu.Lock()
+	s.cancels = append(s.cancels, cancelReq{gen, handle})
+	s.cmu.Unlock()
+	s.ncancel.Add(1)
+	// If the slot is free now, nobody may lock it for a while: cancel at once.
+	if s.mu.TryLock() {
+		s.drainCancels()
+		s.unlock()
+	}
+}
+
+// drainCancels runs the queued cancellations. Called with s.mu held.
+func (s *slot) drainCancels() {
+	s.cmu.Lock()
+	list := s.cancels
+	s.cancels = nil
+	s.ncancel.Store(0)
+	s.cmu.Unlock()
+	for _, c := range list {
+		in := s.inst
+		if in == nil || in.gen != c.gen {
+			continue // the instance died, and the continuation with it
+		}
+		if _, err := in.invoke(in.fCancel, uint64(c.handle), 0); err != nil {
+			s.discard(failure(err))
+		}
+	}
+}
+
+// discard closes the slot's instance after a trap or a timeout; the next
+// command on the slot gets a fresh one. Called with s.mu held.
+func (s *slot) discard(reason string) {
+	if s.inst == nil {
+		return
+	}
+	s.v.rt.log.Warn("module instance discarded", "module", s.v.name, "generation", s.inst.gen, "reason", reason)
+	s.inst.close()
+	s.inst = nil
+}
+
+// instance is one instantiation of a module. It is used by one goroutine at
+// a time: the holder of its slot's mutex.
+type instance struct {
+	v   *version
+	gen uint64 // unique per instance, so stale continuations are detected
+	mod api.Module
+	mem api.Memory
+
+	fABI, fManifest, fBuf, fStart, fResume, fCancel api.Function
+
+	ctx   context.Context // carries the instance to host functions
+	stack [2]uint64
+
+	// state is 0 while idle and the watchdog epoch + 1 while a call runs; the
+	// watchdog swaps in timedOut to claim a call that overran the deadline.
+	state atomic.Uint64
+
+	bufPtr, bufCap uint32 // the guest's message buffer, as last returned by respike_buf
+
+	cur    *call  // the command in the current guest call, for exec
+	parked []byte // an inline response too large for the guest's buffer, for take
+
+	stderr tailWriter
+}
+
+type instKey struct{}
+
+// instantiate creates an instance. _initialize runs under the watchdog too,
+// with ten times the deadline, so a module that loops while it initialises
+// is refused rather than hanging.
+func (v *version) instantiate(ctx context.Context) (*instance, error) {
+	r := v.rt
+	in := &instance{v: v, gen: r.gen.Add(1)}
+	in.ctx = context.WithValue(context.Background(), instKey{}, in)
+	mark := r.dog.epoch.Load() + 1 + 9*r.dog.limit
+	in.state.Store(mark)
+	r.dog.add(in)
+	mod, err := r.wrt.InstantiateModule(context.WithValue(ctx, instKey{}, in), v.compiled, r.modCfg.WithStderr(&in.stderr))
+	if !in.state.CompareAndSwap(mark, 0) {
+		err = errors.New("initialisation exceeded ten times the deadline")
+	}
+	if err != nil {
+		r.dog.remove(in)
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+		return nil, fmt.Errorf("instantiate: %s", in.reason(err))
+	}
+	in.mod = mod
+	in.mem = mod.Memory()
+	in.fABI = mod.ExportedFunction("respike_abi")
+	in.fManifest = mod.ExportedFunction("respike_manifest")
+	in.fBuf = mod.ExportedFunction("respike_buf")
+	in.fStart = mod.ExportedFunction("respike_start")
+	in.fResume = mod.ExportedFunction("respike_resume")
+	in.fCancel = mod.ExportedFunction("respike_cancel")
+	return in, nil
+}
+
+func (in *instance) close() {
+	in.v.rt.dog.remove(in)
+	_ = in.mod.Close(context.Background())
+}
+
+// errDeadline reports a call the watchdog stopped; errStopped one that
+// Close stopped.
+var (
+	errDeadline = errors.New("deadline exceeded")
+	errStopped  = errors.New("module runtime closed")
+)
+
+// invoke calls f with up to two arguments and returns its first result.
+// Any error means the instance is unusable.
+func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
+	in.stack[0], in.stack[1] = a, b
+	mark := in.v.rt.dog.epoch.Load() + 1
+	in.state.Store(mark)
+	in.stderr.reset()
+	err := f.CallWithStack(in.ctx, in.stack[:])
+	in.parked = nil
+	if !in.state.CompareAndSwap(mark, 0) {
+		return 0, errDeadline
+	}
+	if err != nil {
+		return 0, err
+	}
+	return in.stack[0], nil
+}
+
+// write copies msg into the guest's message buffer and returns its length.
+func (in *instance) write(msg []byte) (uint32, error) {
+	n := uint32(len(msg))
+	if n > in.bufCap || in.bufCap == 0 {
+		// Ask for some headroom so that the next messages fit without a call.
+		want := max(n, 4096)
+		ptr, err := in.invoke(in.fBuf, uint64(want), 0)
+		if err != nil {
+			return 0, err
+		}
+		in.bufPtr, in.bufCap = uint32(ptr), want
+	}
+	if !in.mem.Write(in.bufPtr, msg) {
+		return 0, errors.New("respike_buf points outside guest memory")
+	}
+	return n, nil
+}
+
+// answer returns the guest memory view a packed ptr<<32|len designates. It
+// is valid until the next call into the instance.
+func (in *instance) answer(packed uint64) ([]byte, bool) {
+	return in.mem.Read(uint32(packed>>32), uint32(packed))
+}
+
+// reason describes why a call into the instance failed, for the error
+// reply: the trap or the exit code, with what the guest printed first during
+// the call (the Go runtime prints "fatal error: ..." or "panic: ..." before
+// it aborts or exits).
+func (in *instance) reason(err error) string {
+	line := in.stderr.firstLine()
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		msg := fmt.Sprintf("module exited with code %d", exit.ExitCode())
+		if line != "" {
+			msg += ": " + line
+		}
+		return msg
+	}
+	if line != "" {
+		return line + " (" + failure(err) + ")"
+	}
+	return failure(err)
+}
+
+// failure is the gist of a wazero error: its first line (the rest is a
+// stack trace) from "wasm error:" on.
+func failure(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, "wasm error:"); i >= 0 {
+		s = s[i:]
+	}
+	s = strings.TrimSuffix(s, " (recovered by wazero)") // a host function's panic
+	return strings.TrimSpace(s)
+}
+
+// tailWriter keeps the first bytes a guest writes to stderr during one call;
+// the Go runtime's fatal error message comes first, its stack trace after.
+// Only the goroutine calling into the instance touches it.
+type tailWriter struct{ buf []byte }
+
+const stderrKeep = 512
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	if room := stderrKeep - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) reset() { w.buf = w.buf[:0] }
+
+// firstLine returns the Go runtime's "fatal error:" or "panic:" line if
+// there is one, else the first line written.
+func (w *tailWriter) firstLine() string {
+	first := ""
+	for line := range strings.Lines(string(w.buf)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:") {
+			return line
+		}
+		if first == "" {
+			first = line
+		}
+	}
+	return first
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package module
+
+func init() { raceEnabled = true }

@@ -1,0 +1,177 @@
+// Command respike is a Redis-protocol proxy whose commands are WebAssembly
+// modules. It reads proxy.toml (or the file given with -config), opens the
+// configured store, loads the command modules and serves RESP clients.
+//
+// Signals: SIGINT and SIGTERM stop it gracefully; SIGHUP reloads the
+// commands folder.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/module"
+	"github.com/respike/respike/host/server"
+	"github.com/respike/respike/host/store"
+	"github.com/respike/respike/host/store/memory"
+)
+
+// defaultConfig is read when -config is not given and the file exists.
+const defaultConfig = "proxy.toml"
+
+func main() {
+	configPath := flag.String("config", "", "configuration file (default "+defaultConfig+" if it exists, else built-in defaults)")
+	listen := flag.String("listen", "", "address to serve, host:port (overrides [server] listen)")
+	flag.Parse()
+
+	cfg, err := loadConfig(*configPath, *listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "respike:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Log.Level)}))
+	if err := run(cfg, log); err != nil {
+		log.Error("respike stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// loadConfig reads the configuration and applies the -listen override.
+func loadConfig(path, listen string) (config.Config, error) {
+	cfg := config.Defaults()
+	if path == "" {
+		if _, err := os.Stat(defaultConfig); err == nil {
+			path = defaultConfig
+		}
+	}
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return cfg, err
+		}
+	}
+	if listen != "" {
+		cfg.Server.Listen = listen
+		if err := cfg.Validate(); err != nil {
+			return cfg, fmt.Errorf("-listen: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+func logLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// run serves until SIGINT or SIGTERM.
+func run(cfg config.Config, log *slog.Logger) error {
+	// Catch signals first: loading modules can take seconds, and SIGHUP's
+	// default action would end the process.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	ctx := context.Background()
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	rt, err := module.New(ctx, module.Config{
+		Dir:            cfg.Commands.Dir,
+		CacheDir:       cfg.Commands.ResolvedCacheDir(),
+		Instances:      cfg.Commands.Instances,
+		Deadline:       cfg.Commands.Deadline.D(),
+		MemoryLimitMiB: cfg.Commands.MemoryLimitMiB,
+		Reserved:       server.IsBuiltin,
+		Logger:         log,
+	}, st)
+	if err != nil {
+		return fmt.Errorf("module runtime: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := rt.Close(closeCtx); err != nil {
+			log.Warn("closing the module runtime", "err", err)
+		}
+	}()
+	loadModules(ctx, rt, cfg.Commands.Dir, log)
+
+	srv := server.New(cfg, rt, st, log)
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("respike ready", "addr", ln.Addr().String(), "store", cfg.Store.Backend,
+		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	for {
+		select {
+		case err := <-served:
+			return err
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				log.Info("SIGHUP: reloading the commands folder", "dir", cfg.Commands.Dir)
+				loadModules(ctx, rt, cfg.Commands.Dir, log)
+				continue
+			}
+			log.Info("stopping", "signal", sig.String())
+			err := srv.Close()
+			<-served
+			if err != nil {
+				return fmt.Errorf("graceful stop: %w", err)
+			}
+			return nil
+		}
+	}
+}
+
+// loadModules loads the commands folder; a missing folder leaves respike
+// serving its built-in commands only.
+func loadModules(ctx context.Context, rt *module.Runtime, dir string, log *slog.Logger) {
+	if err := rt.LoadDir(ctx); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			log.Warn("commands folder missing: serving built-in commands only; run `make commands`", "dir", dir)
+			return
+		}
+		log.Error("loading the commands folder", "dir", dir, "err", err)
+	}
+}
+
+// openStore opens the configured backend.
+func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+	switch cfg.Store.Backend {
+	case "memory":
+		return memory.New(memory.Options{Databases: cfg.Server.Databases}), nil
+	case "aerospike":
+		st, err := openAerospike(ctx, cfg.Aerospike)
+		if err != nil {
+			return nil, fmt.Errorf("aerospike: %w", err)
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("unknown store backend %q", cfg.Store.Backend)
+}

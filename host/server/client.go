@@ -1,0 +1,376 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/resp"
+	"github.com/respike/respike/host/module"
+)
+
+// flushAt is the reply backlog at which a connection writes out before it
+// has run the rest of a pipeline, so a long pipeline cannot pile up replies.
+const flushAt = 64 << 10
+
+// keepReplyBuf is the reply buffer capacity kept between batches; a bigger
+// one (after a large reply) is dropped.
+const keepReplyBuf = 1 << 20
+
+// client is one connection. Fields without a comment saying otherwise
+// belong to the connection's goroutine.
+type client struct {
+	s       *Server
+	id      uint64
+	conn    net.Conn
+	rd      *redcon.Reader
+	g       guard
+	w       resp.Writer // replies not yet written to conn
+	start   codec.Start
+	lname   [maxBuiltinName]byte // scratch for lower-casing command names
+	created time.Time
+	addr    string
+	laddr   string
+	local   bool // loopback peer
+
+	db            int
+	proto         int // 2 or 3
+	authenticated bool
+	inMulti       bool
+	multiDirty    bool // a command failed to queue: EXEC aborts
+	queue         []queued
+	replyOff      bool // CLIENT REPLY OFF
+	skipNext      bool // CLIENT REPLY SKIP: drop the next command's reply
+	closeAfter    bool // QUIT: close once the reply is written
+	noEvict       bool
+	noTouch       bool
+	statCache     map[*module.Command]*cmdStat
+
+	// Shown to other connections by CLIENT LIST: written by the owner
+	// under mu, read by others under mu.
+	mu      sync.Mutex
+	info    clientInfo
+	lastCmd atomic.Pointer[string] // name of the last command run
+	lastAt  atomic.Int64           // unix nanoseconds of the last command
+}
+
+// clientInfo is the part of a client's state that CLIENT LIST reports.
+type clientInfo struct {
+	name, libName, libVer string
+	db, proto             int
+	multi                 int // queued commands; -1 outside MULTI
+}
+
+// queued is a command queued by MULTI.
+type queued struct {
+	b    *builtin
+	m    *module.Command
+	args [][]byte
+}
+
+func newClient(s *Server, id uint64, nc net.Conn) *client {
+	c := &client{
+		s:             s,
+		id:            id,
+		conn:          nc,
+		created:       time.Now(),
+		addr:          nc.RemoteAddr().String(),
+		laddr:         nc.LocalAddr().String(),
+		proto:         2,
+		authenticated: s.password == "",
+	}
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		c.local = a.IP.IsLoopback()
+	}
+	c.g = guard{r: nc, c: c, maxBulk: s.maxBulk}
+	c.rd = redcon.NewReader(&c.g)
+	c.w.Proto = 2
+	c.info = clientInfo{proto: 2, multi: -1}
+	c.lastAt.Store(c.created.UnixNano())
+	return c
+}
+
+// serveConn runs the connection until it closes, the client quits, or the
+// server shuts down.
+func (s *Server) serveConn(c *client) {
+	defer func() {
+		c.conn.Close()
+		s.removeClient(c)
+	}()
+	for {
+		if s.idle > 0 {
+			_ = c.conn.SetReadDeadline(time.Now().Add(s.idle))
+		}
+		if s.closing.Load() {
+			return
+		}
+		cmds, err := c.rd.ReadCommands()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		for i := range cmds {
+			c.process(cmds[i].Args)
+			if c.closeAfter || s.ctx.Err() != nil {
+				break
+			}
+			if len(c.w.Buf) >= flushAt && !c.flush() {
+				return
+			}
+		}
+		if !c.flush() || c.closeAfter {
+			return
+		}
+	}
+}
+
+// readFailed answers a protocol error as Redis does, then the caller
+// closes the connection; other read errors (EOF, idle timeout, shutdown)
+// close it silently.
+func (c *client) readFailed(err error) {
+	msg := ""
+	var pe *protoError
+	if errors.As(err, &pe) {
+		msg = pe.Error()
+	} else if s := err.Error(); strings.HasPrefix(s, "Protocol error: ") {
+		msg = s // redcon's own protocol errors
+	}
+	if msg == "" {
+		return
+	}
+	c.w.Error("ERR " + msg)
+	c.flush()
+	c.s.log.Debug("protocol error; closing", "client", c.id, "addr", c.addr, "err", msg)
+}
+
+// flush writes the pending replies; false when the connection failed.
+func (c *client) flush() bool {
+	if len(c.w.Buf) == 0 {
+		return true
+	}
+	_, err := c.conn.Write(c.w.Buf)
+	if cap(c.w.Buf) > keepReplyBuf {
+		c.w.Buf = nil
+	} else {
+		c.w.Buf = c.w.Buf[:0]
+	}
+	return err == nil
+}
+
+// process runs one command and appends its reply.
+func (c *client) process(args [][]byte) {
+	if len(args) == 0 {
+		return
+	}
+	now := time.Now()
+	c.lastAt.Store(now.UnixNano())
+	mark := len(c.w.Buf)
+	skip := c.skipNext
+	c.skipNext = false
+
+	c.dispatch(args, now)
+
+	if c.replyOff || skip {
+		c.w.Buf = c.w.Buf[:mark]
+	}
+}
+
+// dispatch looks the command up, checks it may run, and runs or queues it.
+// The order of checks is Redis's: unknown command, arity, authentication.
+func (c *client) dispatch(args [][]byte, now time.Time) {
+	var b *builtin
+	var m *module.Command
+	if len(args[0]) <= len(c.lname) {
+		b = builtins.lookup(lowerInto(c.lname[:0], args[0]))
+	}
+	if b == nil {
+		m = c.s.rt.Lookup(args[0])
+		if m == nil {
+			c.reject(nil, unknownCommand(args))
+			return
+		}
+	}
+	if b != nil && b.subs != nil && len(args) >= 2 {
+		sub := b.sub(args[1], c.lname[:0])
+		if sub == nil {
+			c.reject(nil, unknownSubcommand(args))
+			return
+		}
+		b = sub
+	}
+	var arity int
+	var name string
+	if b != nil {
+		arity, name = b.arity, b.name
+	} else {
+		arity, name = m.Info.Arity, m.Info.Name
+	}
+	if !arityOK(arity, len(args)) {
+		c.refuse(b, m, "ERR wrong number of arguments for '"+name+"' command")
+		return
+	}
+	if !c.authenticated && (b == nil || !b.noAuth) {
+		c.refuse(b, m, "NOAUTH Authentication required.")
+		return
+	}
+	if c.inMulti && (b == nil || !b.multiControl) {
+		c.queue = append(c.queue, queued{b: b, m: m, args: args})
+		c.setInfo(func(i *clientInfo) { i.multi = len(c.queue) })
+		c.w.Simple("QUEUED")
+		return
+	}
+	c.call(b, m, args, now)
+}
+
+// call runs a command that passed the checks and records its statistics.
+func (c *client) call(b *builtin, m *module.Command, args [][]byte, now time.Time) {
+	mark := len(c.w.Buf)
+	st := c.statFor(b, m)
+	if b != nil {
+		c.lastCmd.Store(&b.name)
+		b.run(c, args)
+	} else {
+		c.lastCmd.Store(&m.Info.Name)
+		c.start.Proto = uint8(c.proto)
+		c.start.DB = uint16(c.db)
+		c.start.ClientID = c.id
+		c.start.Args = args
+		c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
+		c.start.Args = nil
+	}
+	st.calls.Add(1)
+	st.usec.Add(time.Since(now).Microseconds())
+	c.s.stats.totalCmds.Add(1)
+	if len(c.w.Buf) > mark && c.w.Buf[mark] == '-' {
+		st.failed.Add(1)
+		c.s.stats.countError(c.w.Buf[mark+1:])
+	}
+}
+
+// reject answers an error for a command that may not run; inside MULTI it
+// also dooms the transaction, as Redis does.
+func (c *client) reject(st *cmdStat, msg string) {
+	if st != nil {
+		st.rejected.Add(1)
+	}
+	if c.inMulti {
+		c.multiDirty = true
+	}
+	c.w.Error(msg)
+	c.s.stats.countError([]byte(msg))
+}
+
+// refuse rejects a known command that may not run. A refused EXEC is
+// answered as Redis does: the transaction is discarded and the error says
+// why, without its code.
+func (c *client) refuse(b *builtin, m *module.Command, msg string) {
+	st := c.statFor(b, m)
+	if b != nil && b.name == "exec" {
+		c.discardMulti()
+		_, why, _ := strings.Cut(msg, " ")
+		msg = "EXECABORT Transaction discarded because of: " + why
+	}
+	c.reject(st, msg)
+}
+
+// statFor returns the statistics record of a command.
+func (c *client) statFor(b *builtin, m *module.Command) *cmdStat {
+	if b != nil {
+		return &c.s.stats.builtin[b.idx]
+	}
+	if st, ok := c.statCache[m]; ok {
+		return st
+	}
+	if c.statCache == nil || len(c.statCache) > 4096 {
+		// Hot swaps replace Command values: forget stale ones now and then.
+		c.statCache = make(map[*module.Command]*cmdStat)
+	}
+	st := c.s.stats.module(m.Info.Name)
+	c.statCache[m] = st
+	return st
+}
+
+// setInfo changes the state other connections can see.
+func (c *client) setInfo(f func(*clientInfo)) {
+	c.mu.Lock()
+	f(&c.info)
+	c.mu.Unlock()
+}
+
+// snapshot returns the state other connections can see.
+func (c *client) snapshot() clientInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// selectDB switches the connection's database.
+func (c *client) selectDB(db int) {
+	c.db = db
+	c.setInfo(func(i *clientInfo) { i.db = db })
+}
+
+// setProto switches the connection's RESP version.
+func (c *client) setProto(p int) {
+	c.proto = p
+	c.w.Proto = p
+	c.setInfo(func(i *clientInfo) { i.proto = p })
+}
+
+func arityOK(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// lowerInto appends name lower-cased to dst.
+func lowerInto(dst, name []byte) []byte {
+	for _, ch := range name {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+// cstr is b as Redis's %s prints it: up to the first NUL, at most n bytes.
+func cstr(b []byte, n int) []byte {
+	for i, ch := range b {
+		if ch == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) > n {
+		b = b[:n]
+	}
+	return b
+}
+
+// unknownCommand is Redis's reply to an unknown command, quoting up to 128
+// bytes of its arguments.
+func unknownCommand(args [][]byte) string {
+	var rest []byte
+	for i := 1; i < len(args) && len(rest) < 128; i++ {
+		prec := 128 - len(rest)
+		rest = append(rest, '\'')
+		rest = append(rest, cstr(args[i], prec)...)
+		rest = append(rest, '\'', ' ')
+	}
+	return "ERR unknown command '" + string(cstr(args[0], 128)) + "', with args beginning with: " + string(rest)
+}
+
+// unknownSubcommand is Redis's reply to an unknown subcommand of a
+// container command such as CLIENT.
+func unknownSubcommand(args [][]byte) string {
+	return "ERR unknown subcommand '" + string(cstr(args[1], 128)) + "'. Try " +
+		strings.ToUpper(string(cstr(args[0], len(args[0])))) + " HELP."
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/redcon"
+)
+
+// chunkReader returns its data n bytes per Read, to split requests at
+// every possible place.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(r.n, len(p), len(r.data))
+	copy(p, r.data[:k])
+	r.data = r.data[k:]
+	return k, nil
+}
+
+// readAll parses in through a guard and redcon's reader, returning the
+// commands and the error that ended the stream.
+func readAll(in string, chunk int, maxBulk int64) ([][]string, error) {
+	g := &guard{r: &chunkReader{data: []byte(in), n: chunk}, maxBulk: maxBulk}
+	rd := redcon.NewReader(g)
+	var out [][]string
+	for {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			return out, err
+		}
+		for _, c := range cmds {
+			var args []string
+			for _, a := range c.Args {
+				args = append(args, string(a))
+			}
+			out = append(out, args)
+		}
+	}
+}
+
+func TestGuardFraming(t *testing.T) {
+	big := strings.Repeat("b", 5000)
+	in := encode("set", "k", big) + "PING\r\n" + "*0\r\n" + encode("get", "") + "*-1\r\n" +
+		"echo \"a b\" 'c'\r\n" + "\r\n" + encode("ping") + "ping x\n"
+	want := [][]string{{"set", "k", big}, {"PING"}, {"get", ""}, {"echo", "a b", "c"}, {"ping"}, {"ping", "x"}}
+	for _, chunk := range []int{1, 2, 3, 7, 64, 4096, 1 << 20} {
+		got, err := readAll(in, chunk, 1<<20)
+		if err != io.EOF {
+			t.Fatalf("chunk %d: err %v", chunk, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("chunk %d: got %q", chunk, got)
+		}
+	}
+}
+
+func TestGuardErrorsKeepEarlierCommands(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, err string
+	}{
+		{"oversized bulk", encode("ping") + "*1\r\n$101\r\n", "invalid bulk length"},
+		{"bad element", encode("ping") + "*1\r\n:1\r\n", "expected '$', got ':'"},
+		{"no CR after multibulk count", encode("ping") + "*1\n", "invalid multibulk length"},
+		{"signed count", encode("ping") + "*+1\r\n$4\r\nping\r\n", "invalid multibulk length"},
+		{"no CRLF after payload", encode("ping") + "*1\r\n$3\r\nfooX\r\n", "invalid bulk length"},
+		{"unbalanced quotes", encode("ping") + "ping 'a\r\n", "unbalanced quotes in request"},
+		{"too long inline", encode("ping") + strings.Repeat("x", maxInline+1), "too big inline request"},
+	} {
+		for _, chunk := range []int{1, 5, 4096} {
+			if chunk < 100 && len(tc.in) > 1000 {
+				continue // redcon rescans its buffer on every read
+			}
+			got, err := readAll(tc.in, chunk, 100)
+			if !reflect.DeepEqual(got, [][]string{{"ping"}}) {
+				t.Errorf("%s, chunk %d: commands %q", tc.name, chunk, got)
+			}
+			if err == nil || !strings.HasSuffix(err.Error(), tc.err) {
+				t.Errorf("%s, chunk %d: err %v, want %q", tc.name, chunk, err, tc.err)
+			}
+		}
+	}
+}
+
+func TestGuardOneCommandAtATimeBeforeAuth(t *testing.T) {
+	s := newServer(testConfig(), newFakeRuntime(), nil, nil)
+	s.password = "pw"
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newClient(s, 1, a)
+	in := encode("auth", "pw") + encode("echo", strings.Repeat("x", 20000))
+	c.g.r = &chunkReader{data: []byte(in), n: 1 << 20}
+	rd := redcon.NewReader(&c.g)
+	cmds, err := rd.ReadCommands()
+	if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "auth" {
+		t.Fatalf("first batch: %v %v", cmds, err)
+	}
+	c.authenticated = true // as AUTH would
+	cmds, err = rd.ReadCommands()
+	if err != nil || len(cmds) != 1 || len(cmds[0].Args[1]) != 20000 {
+		t.Fatalf("second batch: %v", err)
+	}
+
+	// Without AUTH the same argument is refused.
+	c2 := newClient(s, 2, a)
+	c2.g.r = &chunkReader{data: []byte(encode("echo", strings.Repeat("x", 20000))), n: 1 << 20}
+	_, err = redcon.NewReader(&c2.g).ReadCommands()
+	var pe *protoError
+	if !errors.As(err, &pe) || pe.msg != "unauthenticated bulk length" {
+		t.Fatalf("unauthenticated: %v", err)
+	}
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	s := newServer(testConfig(), newFakeRuntime(), &fakeStore{}, nil)
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newClient(s, 1, a)
+	c.w.Buf = make([]byte, 0, 4096)
+	for _, args := range [][][]byte{
+		{[]byte("PING")},
+		{[]byte("echo"), []byte("hello")},
+		{[]byte("FGET"), []byte("key")},
+	} {
+		c.process(args) // warm the statistics cache
+		allocs := testing.AllocsPerRun(100, func() {
+			c.w.Buf = c.w.Buf[:0]
+			c.process(args)
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per command", args[0], allocs)
+		}
+	}
+	if !bytes.HasPrefix(c.w.Buf, []byte("$3\r\nkey\r\n")) {
+		t.Fatalf("reply %q", c.w.Buf)
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1": 1, "-1": -1, "9223372036854775807": 1<<63 - 1,
+		"-9223372036854775808": -1 << 63, "42": 42} {
+		if got, ok := parseInt([]byte(in)); !ok || got != want {
+			t.Errorf("parseInt(%q) = %d, %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{"", "-", "01", "+1", " 1", "1 ", "-0", "9223372036854775808", "-9223372036854775809", "1x", "99999999999999999999"} {
+		if _, ok := parseInt([]byte(in)); ok {
+			t.Errorf("parseInt(%q) accepted", in)
+		}
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		p, s string
+		want bool
+	}{
+		{"*", "anything", true}, {"max*", "maxmemory", true}, {"*max*", "proto-max-bulk-len", true},
+		{"h?llo", "hello", true}, {"h?llo", "hllo", false}, {"h[ae]llo", "hallo", true},
+		{"h[^e]llo", "hello", false}, {"h[a-c]llo", "hbllo", true}, {"h[c-a]llo", "hbllo", true},
+		{"a\\*b", "a*b", true}, {"a\\*b", "axb", false}, {"MAX*", "maxclients", true},
+		{"client|s*", "client|setname", true}, {"", "", true}, {"a", "", false}, {"[abc", "a", true},
+	} {
+		if got := globMatch(tc.p, tc.s, true); got != tc.want {
+			t.Errorf("globMatch(%q, %q) = %v", tc.p, tc.s, got)
+		}
+	}
+	if globMatch("MAX*", "maxclients", false) {
+		t.Error("case-sensitive match folded case")
+	}
+}

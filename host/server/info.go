@@ -1,0 +1,172 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// INFO and TIME.
+
+// infoSections are the INFO sections in Redis's order; the flag says
+// whether INFO without arguments (or "default") includes the section.
+var infoSections = []struct {
+	name      string
+	byDefault bool
+}{
+	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
+	{"stats", true}, {"replication", true}, {"modules", true}, {"commandstats", false},
+	{"errorstats", true}, {"cluster", true}, {"keyspace", true},
+}
+
+func cmdTime(c *client, _ [][]byte) {
+	now := time.Now()
+	c.w.Array(2)
+	c.w.BulkInt(now.Unix())
+	c.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+// cmdInfo implements INFO [section ...]: sections by name, "default",
+// "all" or "everything"; unknown names are ignored, as in Redis.
+func cmdInfo(c *client, args [][]byte) {
+	want := map[string]bool{}
+	if len(args) == 1 {
+		want["default"] = true
+	}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !want[sec.name] && !want["all"] && !want["everything"] && !(want["default"] && sec.byDefault) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		c.s.infoSection(&b, sec.name, c)
+	}
+	c.w.Verbatim("txt", b.String())
+}
+
+// infoSection appends one section: a "# Title" line and key:value lines.
+func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
+	line := func(key string, val any) { fmt.Fprintf(b, "%s:%v\r\n", key, val) }
+	b.WriteString("# " + strings.ToUpper(name[:1]) + name[1:] + "\r\n")
+	switch name {
+	case "server":
+		up := time.Since(s.started)
+		exe, _ := os.Executable()
+		line("redis_version", RedisVersion)
+		line("respike_version", Version)
+		line("redis_mode", "standalone")
+		line("os", runtime.GOOS+" "+runtime.GOARCH)
+		line("arch_bits", strconv.IntSize)
+		line("go_version", runtime.Version())
+		line("process_id", os.Getpid())
+		line("run_id", s.runID)
+		line("tcp_port", s.portString())
+		line("server_time_usec", time.Now().UnixMicro())
+		line("uptime_in_seconds", int64(up/time.Second))
+		line("uptime_in_days", int64(up/(24*time.Hour)))
+		line("executable", exe)
+		line("config_file", s.cfg.Path)
+		line("store_backend", s.cfg.Store.Backend)
+	case "clients":
+		line("connected_clients", s.connectedClients())
+		line("maxclients", s.cfg.Server.MaxClients)
+		line("blocked_clients", 0)
+		line("tracking_clients", 0)
+	case "memory":
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		line("used_memory", ms.HeapAlloc)
+		line("used_memory_human", humanBytes(ms.HeapAlloc))
+		line("used_memory_rss", ms.Sys)
+		line("used_memory_rss_human", humanBytes(ms.Sys))
+		line("maxmemory", 0)
+		line("maxmemory_human", "0B")
+		line("maxmemory_policy", "noeviction")
+	case "persistence":
+		line("loading", 0)
+		line("async_loading", 0)
+		line("rdb_bgsave_in_progress", 0)
+		line("aof_enabled", 0)
+		line("aof_rewrite_in_progress", 0)
+	case "stats":
+		line("total_connections_received", s.stats.totalConns.Load())
+		line("total_commands_processed", s.stats.totalCmds.Load())
+		line("rejected_connections", s.stats.rejectedConns.Load())
+		line("total_error_replies", s.stats.errorReplies.Load())
+	case "replication":
+		line("role", "master")
+		line("connected_slaves", 0)
+		line("master_replid", s.runID)
+		line("master_repl_offset", 0)
+	case "modules":
+		for _, m := range s.rt.Modules() {
+			v := fmt.Sprintf("name=%s,ver=%s,path=%s,commands=%d",
+				infoValue(m.Name), infoValue(m.Version), infoValue(m.Path), len(m.Commands))
+			if m.LastError != "" {
+				v += ",last_error=" + infoValue(m.LastError)
+			}
+			line("module", v)
+		}
+	case "commandstats":
+		for _, ns := range s.stats.commandStats() {
+			calls, usec := ns.st.calls.Load(), ns.st.usec.Load()
+			perCall := 0.0
+			if calls > 0 {
+				perCall = float64(usec) / float64(calls)
+			}
+			line("cmdstat_"+ns.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+				calls, usec, perCall, ns.st.rejected.Load(), ns.st.failed.Load()))
+		}
+	case "errorstats":
+		for _, e := range s.stats.errorCounts() {
+			line("errorstat_"+e.code, fmt.Sprintf("count=%d", e.n))
+		}
+	case "cluster":
+		line("cluster_enabled", 0)
+	case "keyspace":
+		for db := 0; db < s.cfg.Server.Databases; db++ {
+			req := codec.Request{Kind: codec.ReqCount}
+			resp, errMsg := c.storeExec(db, &req)
+			if errMsg != "" {
+				s.log.Warn("INFO keyspace: count failed", "db", db, "err", errMsg)
+				break
+			}
+			if resp.Count > 0 {
+				line("db"+strconv.Itoa(db), fmt.Sprintf("keys=%d,expires=0,avg_ttl=0", resp.Count))
+			}
+		}
+	}
+}
+
+// infoValue keeps a value from breaking INFO's key:value,key=value format.
+func infoValue(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ',', '\r', '\n':
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

@@ -1,0 +1,119 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+)
+
+// MODULE subcommands: list, load and unload command modules.
+
+const errModuleNotAllowed = "ERR MODULE command not allowed. If the enable-module-command option is set to " +
+	`"local", you can run it from a local connection, otherwise you need to set this option in the ` +
+	"configuration file, and then restart the server."
+
+// moduleAllowed reports whether the connection may load and unload
+// modules, per enable_module_command.
+func (c *client) moduleAllowed() bool {
+	switch c.s.cfg.Server.EnableModuleCommand {
+	case "yes":
+		return true
+	case "local":
+		return c.local
+	}
+	return false
+}
+
+// cmdModuleList answers Redis's shape (name, ver, path, args) plus
+// respike's own fields: version as written in the manifest, commands, and
+// the reason the newest file was refused, if it was.
+func cmdModuleList(c *client, _ [][]byte) {
+	mods := c.s.rt.Modules()
+	c.w.Array(len(mods))
+	for _, m := range mods {
+		c.w.Map(7)
+		c.w.BulkString("name")
+		c.w.BulkString(m.Name)
+		c.w.BulkString("ver")
+		c.w.Int(versionNumber(m.Version))
+		c.w.BulkString("path")
+		c.w.BulkString(m.Path)
+		c.w.BulkString("args")
+		c.w.Array(0)
+		c.w.BulkString("version")
+		c.w.BulkString(m.Version)
+		c.w.BulkString("commands")
+		c.w.Array(len(m.Commands))
+		for _, name := range m.Commands {
+			c.w.BulkString(name)
+		}
+		c.w.BulkString("last_error")
+		c.w.BulkString(m.LastError)
+	}
+}
+
+// versionNumber encodes "major.minor.patch" as Redis module versions are
+// numbered, major*10000 + minor*100 + patch; 0 when it does not parse.
+func versionNumber(v string) int64 {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	var n int64
+	for i, mult := range []int64{10000, 100, 1} {
+		if i >= len(parts) {
+			break
+		}
+		digits := parts[i]
+		if j := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+			digits = digits[:j]
+		}
+		d, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return 0
+		}
+		n += d * mult
+	}
+	return n
+}
+
+// cmdModuleLoad implements MODULE LOAD path: load or replace a module.
+func cmdModuleLoad(c *client, args [][]byte) {
+	if !c.moduleAllowed() {
+		c.w.Error(errModuleNotAllowed)
+		return
+	}
+	if len(args) > 3 {
+		c.w.Error("ERR Error loading the extension: respike modules take no arguments")
+		return
+	}
+	info, err := c.s.rt.Load(c.s.ctx, string(args[2]))
+	if err != nil {
+		c.w.Error("ERR Error loading the extension: " + err.Error())
+		return
+	}
+	c.s.log.Info("module loaded by MODULE LOAD", "module", info.Name, "path", info.Path, "client", c.id)
+	c.w.OK()
+}
+
+// cmdModuleUnload implements MODULE UNLOAD name.
+func cmdModuleUnload(c *client, args [][]byte) {
+	if !c.moduleAllowed() {
+		c.w.Error(errModuleNotAllowed)
+		return
+	}
+	if err := c.s.rt.Unload(string(args[2])); err != nil {
+		c.w.Error("ERR Error unloading module: " + err.Error())
+		return
+	}
+	c.s.log.Info("module unloaded by MODULE UNLOAD", "module", string(args[2]), "client", c.id)
+	c.w.OK()
+}
+
+func cmdModuleHelp(c *client, _ [][]byte) {
+	writeHelp(c, "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"LIST",
+		"    Return a list of loaded modules.",
+		"LOAD <path>",
+		"    Load a command module (.wasm) from <path>, replacing a loaded one of the same name.",
+		"UNLOAD <name>",
+		"    Unload a module and its commands.",
+		"HELP",
+		"    Prints this help.")
+}

@@ -1,0 +1,80 @@
+package server
+
+import "time"
+
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//
+// MULTI queues commands and EXEC runs them in order on this connection and
+// answers their replies as one array, as Redis does; but the commands are
+// not isolated: other connections' commands may run between them, because
+// the store offers no atomicity across keys. WATCH is refused, since
+// respike cannot detect that a watched key changed.
+
+func cmdMulti(c *client, _ [][]byte) {
+	if c.inMulti {
+		c.w.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.inMulti, c.multiDirty = true, false
+	c.queue = c.queue[:0]
+	c.setInfo(func(i *clientInfo) { i.multi = 0 })
+	c.w.OK()
+}
+
+func cmdExec(c *client, _ [][]byte) {
+	if !c.inMulti {
+		c.w.Error("ERR EXEC without MULTI")
+		return
+	}
+	if c.multiDirty {
+		c.discardMulti()
+		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	q := c.queue
+	c.inMulti = false
+	c.setInfo(func(i *clientInfo) { i.multi = -1 })
+	c.w.Array(len(q))
+	for i := range q {
+		mark := len(c.w.Buf)
+		c.call(q[i].b, q[i].m, q[i].args, time.Now())
+		if len(c.w.Buf) == mark {
+			// A command that answers nothing (CLIENT REPLY OFF) must
+			// still fill its slot, or the array would be short.
+			c.w.OK()
+		}
+		q[i] = queued{}
+	}
+	c.queue = q[:0]
+}
+
+func cmdDiscard(c *client, _ [][]byte) {
+	if !c.inMulti {
+		c.w.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.discardMulti()
+	c.w.OK()
+}
+
+// discardMulti leaves MULTI, forgetting the queued commands.
+func (c *client) discardMulti() {
+	if !c.inMulti {
+		return
+	}
+	clear(c.queue)
+	c.queue = c.queue[:0]
+	c.inMulti, c.multiDirty = false, false
+	c.setInfo(func(i *clientInfo) { i.multi = -1 })
+}
+
+func cmdWatch(c *client, _ [][]byte) {
+	if c.inMulti {
+		c.w.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	c.w.Error("ERR WATCH is not supported by respike: transactions are not isolated, so a watched key's change cannot be detected")
+}
+
+// cmdUnwatch succeeds: nothing is ever watched.
+func cmdUnwatch(c *client, _ [][]byte) { c.w.OK() }

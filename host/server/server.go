@@ -1,0 +1,339 @@
+// Package server is respike's RESP front end: it accepts Redis clients,
+// parses their requests with redcon's reader, keeps each connection's state
+// (database, protocol version, authentication, name, transaction), answers
+// connection and server commands itself, and hands every other command to
+// the module runtime, writing the module's RESP reply back untouched.
+//
+// Commands of one connection run one after another on the connection's
+// goroutine, so pipelined replies come back in request order.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/module"
+	"github.com/respike/respike/host/store"
+)
+
+// Version is respike's version, reported by INFO server.
+const Version = "0.1.0"
+
+// RedisVersion is the Redis version respike reports to clients (HELLO,
+// INFO): the release whose behaviour it follows.
+const RedisVersion = "7.2.0"
+
+// defaultShutdownTimeout bounds Close when the config gives no bound.
+const defaultShutdownTimeout = 5 * time.Second
+
+// adminTimeout bounds the store requests of the host's own commands (DBSIZE,
+// FLUSHDB, INFO keyspace), so that a store that is down answers an error
+// instead of holding the connection.
+const adminTimeout = 10 * time.Second
+
+// commandRuntime is what the server needs of the module runtime; an
+// interface so that tests can serve fake commands without WebAssembly.
+type commandRuntime interface {
+	Lookup(name []byte) *module.Command
+	Commands() []*module.Command
+	Modules() []module.ModuleInfo
+	Exec(ctx context.Context, cmd *module.Command, start *codec.Start, out []byte) []byte
+	Load(ctx context.Context, path string) (module.ModuleInfo, error)
+	Unload(name string) error
+}
+
+// Server serves the Redis protocol. Create it with New.
+type Server struct {
+	cfg      config.Config
+	rt       commandRuntime
+	st       store.Store
+	log      *slog.Logger
+	password string
+	idle     time.Duration
+	maxBulk  int64
+	runID    string
+	started  time.Time
+
+	// ctx is cancelled when a shutdown runs out of time: module commands
+	// still running are then cancelled.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	clients   map[uint64]*client
+	closing   atomic.Bool // set under mu
+	conns     sync.WaitGroup
+	nextID    atomic.Uint64
+	port      atomic.Int64 // port of the last listener, for INFO and CONFIG GET
+
+	stats serverStats
+}
+
+// New creates a server for cfg that runs module commands on rt and keyspace
+// commands (DBSIZE, FLUSHDB, FLUSHALL, INFO keyspace) on st. A nil rt serves
+// the built-in commands only.
+func New(cfg config.Config, rt *module.Runtime, st store.Store, logger *slog.Logger) *Server {
+	var r commandRuntime = noModules{}
+	if rt != nil {
+		r = rt
+	}
+	return newServer(cfg, r, st, logger)
+}
+
+func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:       cfg,
+		rt:        rt,
+		st:        st,
+		log:       logger,
+		password:  cfg.Server.Password,
+		idle:      time.Duration(cfg.Server.Timeout) * time.Second,
+		maxBulk:   int64(cfg.Server.ProtoMaxBulkLen),
+		runID:     hex.EncodeToString(id[:]),
+		started:   time.Now(),
+		ctx:       ctx,
+		cancel:    cancel,
+		listeners: make(map[net.Listener]struct{}),
+		clients:   make(map[uint64]*client),
+	}
+	if s.maxBulk <= 0 {
+		s.maxBulk = 512 << 20
+	}
+	if s.cfg.Server.Databases <= 0 {
+		s.cfg.Server.Databases = 16
+	}
+	if s.cfg.Server.MaxClients <= 0 {
+		s.cfg.Server.MaxClients = 10000
+	}
+	s.stats.init(len(builtins.all))
+	return s
+}
+
+// IsBuiltin reports whether the host serves the command name itself (case
+// insensitive); module.Config.Reserved uses it so that no module can claim
+// one of these names.
+func IsBuiltin(name string) bool {
+	var buf [maxBuiltinName]byte
+	if len(name) > len(buf) {
+		return false
+	}
+	return builtins.lookup(lowerInto(buf[:0], []byte(name))) != nil
+}
+
+// ListenAndServe listens on the configured address and serves until Close.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", s.cfg.Server.Listen)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln until Close, then returns nil. It closes
+// ln when it returns.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.port.Store(int64(a.Port))
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of file descriptors and the like: wait and retry,
+				// as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
+
+// accept registers a new connection and starts serving it, or refuses it.
+func (s *Server) accept(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if len(s.clients) >= s.cfg.Server.MaxClients {
+		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
+		// Redis answers the refused client before closing it.
+		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	c := newClient(s, s.nextID.Add(1), nc)
+	s.clients[c.id] = c
+	s.conns.Add(1)
+	s.mu.Unlock()
+	s.stats.totalConns.Add(1)
+	go s.serveConn(c)
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+	s.conns.Done()
+}
+
+// clientList returns the connected clients.
+func (s *Server) clientList() []*client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (s *Server) connectedClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// Close stops the server gracefully within the configured shutdown timeout:
+// see Shutdown.
+func (s *Server) Close() error {
+	d := s.cfg.Server.ShutdownTimeout.D()
+	if d <= 0 {
+		d = defaultShutdownTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return s.Shutdown(ctx)
+}
+
+// Shutdown stops accepting connections, lets each connection finish the
+// commands it has already read and send their replies, then closes it.
+// When ctx ends first, commands still running are cancelled and the
+// remaining connections closed; Shutdown then returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	clients := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
+	s.mu.Unlock()
+
+	// Wake connections blocked reading: each sees closing and ends after
+	// replying to what it has read. A connection checks closing after
+	// setting its own deadline, so this wake-up cannot be lost.
+	for _, c := range clients {
+		_ = c.conn.SetReadDeadline(time.Now())
+	}
+	done := make(chan struct{})
+	go func() {
+		s.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	s.cancel()
+	for _, c := range s.clientList() {
+		c.conn.Close()
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		s.log.Warn("connections still busy after shutdown")
+	}
+	return ctx.Err()
+}
+
+// Addr returns the address of a listener being served, or nil.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ln := range s.listeners {
+		return ln.Addr()
+	}
+	return nil
+}
+
+func (s *Server) portString() string {
+	if p := s.port.Load(); p > 0 {
+		return strconv.FormatInt(p, 10)
+	}
+	if _, port, err := net.SplitHostPort(s.cfg.Server.Listen); err == nil {
+		return port
+	}
+	return "0"
+}
+
+// noModules is the runtime of a server without modules.
+type noModules struct{}
+
+func (noModules) Lookup([]byte) *module.Command { return nil }
+func (noModules) Commands() []*module.Command   { return nil }
+func (noModules) Modules() []module.ModuleInfo  { return nil }
+func (noModules) Unload(string) error           { return errors.New("no such module with that name") }
+func (noModules) Exec(_ context.Context, _ *module.Command, _ *codec.Start, out []byte) []byte {
+	return append(out, "-ERR no module runtime\r\n"...)
+}
+func (noModules) Load(context.Context, string) (module.ModuleInfo, error) {
+	return module.ModuleInfo{}, errors.New("no module runtime")
+}

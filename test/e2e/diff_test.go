@@ -266,33 +266,35 @@ func sameReply(mode, a, b string) bool {
 	return false
 }
 
+// sameMultiset compares aggregates ignoring element order at every depth,
+// so that nested replies such as SCAN's [cursor, [keys...]] compare as sets
+// too; map pairs stay together.
 func sameMultiset(a, b node) bool {
-	if a.typ != b.typ || !isAggregate(a.typ) || len(a.kids) != len(b.kids) {
+	if !isAggregate(a.typ) || !isAggregate(b.typ) {
 		return false
 	}
-	items := func(n node) []string {
-		var out []string
-		step := 1
-		if n.typ == '%' {
-			step = 2 // keep map pairs together
-		}
-		for i := 0; i+step <= len(n.kids); i += step {
-			s := n.kids[i].raw
-			if step == 2 {
-				s += n.kids[i+1].raw
-			}
-			out = append(out, s)
-		}
-		sort.Strings(out)
-		return out
+	return canonical(a) == canonical(b)
+}
+
+// canonical renders n with the elements of every aggregate sorted.
+func canonical(n node) string {
+	if !isAggregate(n.typ) {
+		return n.raw
 	}
-	x, y := items(a), items(b)
-	for i := range x {
-		if x[i] != y[i] {
-			return false
-		}
+	var items []string
+	step := 1
+	if n.typ == '%' {
+		step = 2
 	}
-	return true
+	for i := 0; i+step <= len(n.kids); i += step {
+		s := canonical(n.kids[i])
+		if step == 2 {
+			s += canonical(n.kids[i+1])
+		}
+		items = append(items, s)
+	}
+	sort.Strings(items)
+	return fmt.Sprintf("%c%d[%s]", n.typ, len(n.kids), strings.Join(items, "\x00"))
 }
 
 func sameShape(a, b node) bool {

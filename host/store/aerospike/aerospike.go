@@ -1,0 +1,489 @@
+// Package aerospike is the store backend that keeps respike's records in an
+// Aerospike cluster. It translates the codec's operation vocabulary to
+// aerospike-client-go operates, batches, scans and info commands, with the
+// same semantics as the embedded memory store. docs/data-model.md describes
+// the records it writes.
+package aerospike
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
+)
+
+// Config is the Aerospike connection and data placement.
+type Config struct {
+	// Hosts are seed nodes as "host:port" (port 3000 when omitted).
+	Hosts []string
+	// Namespace holds every record respike writes.
+	Namespace string
+	// Set is the set of database 0; database N uses Set + "_" + N.
+	// Empty means "respike".
+	Set string
+
+	User     string
+	Password string
+
+	// TLSName is the name on the nodes' certificates; setting it or
+	// TLSCAFile turns TLS on.
+	TLSName     string
+	TLSCAFile   string
+	TLSCertFile string // client certificate for mutual TLS
+	TLSKeyFile  string
+
+	// ConnectTimeout bounds one attempt to reach the cluster (default 2s).
+	ConnectTimeout time.Duration
+	// SocketTimeout bounds one network exchange of a command (default 1s).
+	SocketTimeout time.Duration
+	// TotalTimeout bounds a command including retries (default 2s).
+	TotalTimeout time.Duration
+	// MaxRetries is how often a read, scan or info command is retried;
+	// writes are never retried, so an increment is never applied twice.
+	MaxRetries int
+	// ConnectionQueueSize is the connection pool size per node (default 256).
+	ConnectionQueueSize int
+	// MaxRecordBytes, when positive, refuses a write whose values add up to
+	// more bytes than this with RecordTooBig before sending it. Set it to the
+	// namespace's max-record-size to get a clear error early.
+	MaxRecordBytes int
+}
+
+// defaultSet is the set of database 0 when Config.Set is empty.
+const defaultSet = "respike"
+
+// Store is the Aerospike backend. It is safe for concurrent use.
+type Store struct {
+	cfg   Config
+	log   *slog.Logger
+	hosts []*as.Host
+	cpol  *as.ClientPolicy
+	tr    *translator
+	sets  []string // set names of databases 0..15
+
+	client  atomic.Pointer[as.Client]
+	lastErr atomic.Pointer[string] // why the cluster is not reachable
+
+	// down is set while no node of a connected cluster answers a TCP
+	// connect; Exec then fails at once instead of waiting for timeouts.
+	down    atomic.Bool
+	probing atomic.Bool
+
+	bg       context.Context // ends at Close
+	stop     context.CancelFunc
+	wg       sync.WaitGroup // background goroutines
+	closeOne sync.Once
+
+	plans sync.Pool // *[]plan
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New validates cfg and connects to the cluster. When the cluster cannot be
+// reached it logs why and keeps trying in the background with backoff until
+// ctx ends or the store is closed; meanwhile Exec answers BackendUnavail at
+// once. Only an invalid configuration is an error.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	hosts, err := parseHosts(cfg.Hosts, cfg.TLSName)
+	if err != nil {
+		return nil, err
+	}
+	cpol, err := clientPolicy(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		cfg:   cfg,
+		log:   logger.With("store", "aerospike"),
+		hosts: hosts,
+		cpol:  cpol,
+		tr:    newTranslator(),
+	}
+	for db := 0; db < 16; db++ {
+		s.sets = append(s.sets, setName(cfg.Set, db))
+	}
+	unavail := "not connected yet"
+	s.lastErr.Store(&unavail)
+
+	s.bg, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	if s.connect() {
+		return s, nil
+	}
+	s.wg.Add(1)
+	go s.reconnect(ctx)
+	return s, nil
+}
+
+func (c *Config) fill() error {
+	if len(c.Hosts) == 0 {
+		return errors.New("aerospike: no hosts configured: set [aerospike] hosts, e.g. [\"127.0.0.1:3000\"]")
+	}
+	if c.Namespace == "" {
+		return errors.New("aerospike: no namespace configured: set [aerospike] namespace")
+	}
+	if c.Set == "" {
+		c.Set = defaultSet
+	}
+	// Set names are at most 63 bytes; leave room for "_<db>".
+	if len(c.Set) > 56 {
+		return fmt.Errorf("aerospike: set name %q is longer than 56 bytes", c.Set)
+	}
+	if strings.ContainsAny(c.Set, ":;\x00") {
+		return fmt.Errorf("aerospike: set name %q contains ':', ';' or NUL", c.Set)
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 2 * time.Second
+	}
+	if c.SocketTimeout <= 0 {
+		c.SocketTimeout = time.Second
+	}
+	if c.TotalTimeout <= 0 {
+		c.TotalTimeout = 2 * time.Second
+	}
+	if c.MaxRetries < 0 {
+		c.MaxRetries = 0
+	}
+	if c.ConnectionQueueSize <= 0 {
+		c.ConnectionQueueSize = 256
+	}
+	return nil
+}
+
+// setName is the set of database db.
+func setName(base string, db int) string {
+	if db == 0 {
+		return base
+	}
+	return base + "_" + strconv.Itoa(db)
+}
+
+func (s *Store) set(db int) string {
+	if db < len(s.sets) {
+		return s.sets[db]
+	}
+	return setName(s.cfg.Set, db)
+}
+
+func parseHosts(addrs []string, tlsName string) ([]*as.Host, error) {
+	hosts := make([]*as.Host, 0, len(addrs))
+	for _, a := range addrs {
+		host, port := a, 3000
+		if h, p, err := net.SplitHostPort(a); err == nil {
+			n, err := strconv.Atoi(p)
+			if err != nil || n <= 0 || n > 65535 {
+				return nil, fmt.Errorf("aerospike: host %q: bad port", a)
+			}
+			host, port = h, n
+		}
+		if host == "" {
+			return nil, fmt.Errorf("aerospike: host %q: empty name", a)
+		}
+		hosts = append(hosts, &as.Host{Name: host, Port: port, TLSName: tlsName})
+	}
+	return hosts, nil
+}
+
+func clientPolicy(cfg *Config) (*as.ClientPolicy, error) {
+	p := as.NewClientPolicy()
+	p.User, p.Password = cfg.User, cfg.Password
+	p.Timeout = cfg.ConnectTimeout
+	p.LoginTimeout = cfg.ConnectTimeout
+	p.ConnectionQueueSize = cfg.ConnectionQueueSize
+	p.FailIfNotConnected = true
+	if cfg.TLSName != "" || cfg.TLSCAFile != "" || cfg.TLSCertFile != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: cfg.TLSName}
+		if cfg.TLSCAFile != "" {
+			pem, err := os.ReadFile(cfg.TLSCAFile)
+			if err != nil {
+				return nil, fmt.Errorf("aerospike: tls_ca_file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("aerospike: tls_ca_file %s: no PEM certificate", cfg.TLSCAFile)
+			}
+			tc.RootCAs = pool
+		}
+		if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+			cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("aerospike: tls_cert_file/tls_key_file: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		p.TlsConfig = tc
+	}
+	return p, nil
+}
+
+// connect makes one attempt to reach the cluster.
+func (s *Store) connect() bool {
+	c, err := as.NewClientWithPolicyAndHost(s.cpol, s.hosts...)
+	if err != nil {
+		msg := fmt.Sprintf("cannot reach the Aerospike cluster at %s: %v", strings.Join(s.cfg.Hosts, ","), err)
+		s.lastErr.Store(&msg)
+		return false
+	}
+	s.client.Store(c)
+	s.log.Info("connected to Aerospike", "hosts", s.cfg.Hosts, "namespace", s.cfg.Namespace, "set", s.cfg.Set,
+		"nodes", len(c.GetNodes()))
+	s.checkNamespace(c)
+	return true
+}
+
+// reconnect retries connect with exponential backoff until it succeeds, ctx
+// ends or the store closes.
+func (s *Store) reconnect(ctx context.Context) {
+	defer s.wg.Done()
+	delay := 250 * time.Millisecond
+	for {
+		s.log.Error("Aerospike unavailable; retrying", "error", *s.lastErr.Load(), "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.bg.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if s.connect() {
+			return // a Close meanwhile closes the new client after wg
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// noteUnreachable is told that a command could not reach the cluster. It
+// starts one background probe: while no known node accepts a TCP connection
+// the store is marked down and Exec fails at once (a dead cluster otherwise
+// costs every command its whole timeout, as the client keeps waiting for a
+// connection); as soon as a node accepts, the store is up again and the
+// client's own tending restores its connections. A cluster that still has a
+// reachable node is never marked down: the client routes around dead nodes.
+func (s *Store) noteUnreachable(c *as.Client, cause error) {
+	if !s.probing.CompareAndSwap(false, true) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.probing.Store(false)
+		delay := 100 * time.Millisecond
+		for {
+			if s.reachable(c) {
+				if s.down.Swap(false) {
+					s.log.Info("Aerospike reachable again")
+				}
+				return
+			}
+			if !s.down.Swap(true) {
+				msg := fmt.Sprintf("no node of the Aerospike cluster at %s accepts connections (last error: %v)", strings.Join(s.cfg.Hosts, ","), cause)
+				s.lastErr.Store(&msg)
+				s.log.Error("Aerospike cluster unreachable; failing commands until it answers", "error", cause)
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-s.bg.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			delay = min(2*delay, 5*time.Second)
+		}
+	}()
+}
+
+// reachable reports whether any node the client knows, or any seed, accepts
+// a TCP connection.
+func (s *Store) reachable(c *as.Client) bool {
+	var addrs []string
+	for _, n := range c.GetNodes() {
+		if h := n.GetHost(); h != nil {
+			addrs = append(addrs, net.JoinHostPort(h.Name, strconv.Itoa(h.Port)))
+		}
+	}
+	for _, h := range s.hosts {
+		addrs = append(addrs, net.JoinHostPort(h.Name, strconv.Itoa(h.Port)))
+	}
+	timeout := min(s.cfg.ConnectTimeout, time.Second)
+	for _, a := range addrs {
+		if conn, err := net.DialTimeout("tcp", a, timeout); err == nil {
+			conn.Close()
+			return true
+		}
+	}
+	return false
+}
+
+// checkNamespace logs namespace settings that change behaviour: a missing
+// namespace, TTLs refused (nsup-period 0) and default-ttl applied to new
+// records written with TTLKeep.
+func (s *Store) checkNamespace(c *as.Client) {
+	nodes := c.GetNodes()
+	if len(nodes) == 0 {
+		return
+	}
+	info, err := nodes[0].RequestInfo(as.NewInfoPolicy(), "namespace/"+s.cfg.Namespace)
+	if err != nil {
+		s.log.Warn("cannot read the namespace configuration", "namespace", s.cfg.Namespace, "error", err)
+		return
+	}
+	v := info["namespace/"+s.cfg.Namespace]
+	if v == "" || strings.HasPrefix(v, "ERROR") || strings.HasPrefix(v, "type=unknown") {
+		s.log.Error("namespace not found on the Aerospike cluster; every command will fail", "namespace", s.cfg.Namespace, "reply", v)
+		return
+	}
+	kv := parseInfoPairs(v, ';')
+	if kv["nsup-period"] == "0" && kv["allow-ttl-without-nsup"] != "true" {
+		s.log.Warn("namespace has nsup-period 0: writes with a TTL (EXPIRE, SET EX) will fail; set nsup-period in the namespace", "namespace", s.cfg.Namespace)
+	}
+	if d := kv["default-ttl"]; d != "" && d != "0" {
+		s.log.Warn("namespace default-ttl is not 0: new records written without a TTL will expire after it", "namespace", s.cfg.Namespace, "default-ttl", d)
+	}
+}
+
+// parseInfoPairs splits "a=1;b=2" (or with sep ':').
+func parseInfoPairs(s string, sep byte) map[string]string {
+	m := make(map[string]string)
+	for _, f := range strings.Split(s, string(sep)) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Inline reports false: every Exec waits on the network.
+func (s *Store) Inline() bool { return false }
+
+// Close stops reconnecting and closes the client.
+func (s *Store) Close() error {
+	s.closeOne.Do(func() {
+		s.stop()
+		s.wg.Wait()
+		if c := s.client.Swap(nil); c != nil {
+			c.Close()
+		}
+	})
+	return nil
+}
+
+// Connected reports whether the store has reached the cluster.
+func (s *Store) Connected() bool {
+	c := s.client.Load()
+	return c != nil && c.IsConnected()
+}
+
+func (s *Store) unavailable() string {
+	return "aerospike: " + *s.lastErr.Load() + "; respike keeps retrying in the background"
+}
+
+// Exec runs req against database db.
+func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
+	resp.Code, resp.Msg, resp.Count = codec.OK, "", 0
+	resp.Results = resp.Results[:0]
+	resp.Scan.Cursor = 0
+	resp.Scan.Keys = resp.Scan.Keys[:0]
+	resp.Scan.Types = resp.Scan.Types[:0]
+
+	c := s.client.Load()
+	if c == nil || s.down.Load() {
+		resp.Code, resp.Msg = codec.BackendUnavail, s.unavailable()
+		return
+	}
+	if db < 0 {
+		resp.Code, resp.Msg = codec.InvalidOperation, fmt.Sprintf("database %d out of range", db)
+		return
+	}
+	timeout, ok := s.budget(ctx)
+	if !ok {
+		resp.Code, resp.Msg = codec.Timeout, "request deadline passed before it reached Aerospike"
+		return
+	}
+	x := &execCtx{s: s, c: c, set: s.set(db), timeout: timeout}
+	switch req.Kind {
+	case codec.ReqRecords:
+		x.records(req, resp)
+	case codec.ReqScan:
+		x.scan(&req.Scan, resp)
+	case codec.ReqCount:
+		x.count(resp)
+	case codec.ReqTruncate:
+		x.truncate(req.AllDBs, resp)
+	default:
+		resp.Code, resp.Msg = codec.InvalidOperation, fmt.Sprintf("unknown request kind %d", req.Kind)
+	}
+	if resp.Code != codec.OK {
+		resp.Results = resp.Results[:0]
+	}
+}
+
+// budget is the total timeout of the request's commands: the configured one,
+// shortened to the context's deadline.
+func (s *Store) budget(ctx context.Context) (time.Duration, bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	t := s.cfg.TotalTimeout
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return 0, false
+		}
+		t = min(t, left)
+	}
+	return t, true
+}
+
+// execCtx is one Exec: the client, set and time budget its commands share.
+type execCtx struct {
+	s       *Store
+	c       *as.Client
+	set     string
+	timeout time.Duration
+}
+
+func (x *execCtx) base(write bool) as.BasePolicy {
+	p := *as.NewPolicy()
+	p.TotalTimeout = x.timeout
+	p.SocketTimeout = min(x.s.cfg.SocketTimeout, x.timeout)
+	p.SendKey = true
+	if write {
+		p.MaxRetries = 0
+	} else {
+		p.MaxRetries = x.s.cfg.MaxRetries
+	}
+	return p
+}
+
+// fail fails the whole request from an error that is not a record's.
+func (x *execCtx) fail(resp *codec.Response, err error, class errClass) {
+	switch class {
+	case classTimeout:
+		resp.Code, resp.Msg = codec.Timeout, "aerospike: "+err.Error()
+	default:
+		resp.Code, resp.Msg = codec.BackendUnavail, "aerospike: cluster unreachable: "+err.Error()
+		x.s.noteUnreachable(x.c, err)
+	}
+}

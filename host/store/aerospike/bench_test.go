@@ -1,0 +1,136 @@
+package aerospike
+
+import (
+	"context"
+	"testing"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// BenchmarkTranslate measures turning one call into client operations and
+// policy, per kind of call a command module sends (reported allocs/op are
+// the translation's own: the client's Operation values and arguments).
+func BenchmarkTranslate(b *testing.B) {
+	val := []byte("some value of a typical size, about forty bytes")
+	fields := make([]codec.Value, 0, 20)
+	for i := 0; i < 10; i++ {
+		fields = append(fields, codec.Bytes([]byte{'f', byte('0' + i)}), codec.Bytes(val))
+	}
+	for _, c := range []struct {
+		name string
+		call codec.Call
+	}{
+		{"GET", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeString},
+			Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}},
+		{"SET", codec.Call{Key: []byte("key"), Policy: codec.Policy{TTL: codec.TTLNever},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: codec.Bytes(val)}}}},
+		{"INCR", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeString},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpAdd, Bin: codec.BinValue, Value: codec.Int(1)}, {Code: codec.OpGet, Bin: codec.BinValue}}}},
+		{"HSET1", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeHash},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)}, {Code: codec.OpMapSize, Bin: codec.BinValue},
+				{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey, Values: fields[:2]}}}},
+		{"HSET10", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeHash},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)}, {Code: codec.OpMapSize, Bin: codec.BinValue},
+				{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey, Values: fields}}}},
+		{"HGET", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeHash},
+			Ops: []codec.Op{{Code: codec.OpMapGetByKeys, Bin: codec.BinValue, Return: codec.ReturnValue, Values: fields[:1]}}}},
+		{"HINCRBY", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeHash},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)},
+				{Code: codec.OpMapIncrement, Bin: codec.BinValue, Flags: codec.MapOrderKey, Value: fields[0], Value2: codec.Int(1)}}}},
+		{"HDEL", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeHash, DeleteIfEmpty: codec.BinValue},
+			Ops: []codec.Op{{Code: codec.OpMapRemoveByKeys, Bin: codec.BinValue, Return: codec.ReturnCount, Values: fields[:1]}}}},
+		{"ZRANGE", codec.Call{Key: []byte("key"), Policy: codec.Policy{Guard: codec.TypeZSet},
+			Ops: []codec.Op{{Code: codec.OpMapGetByRank, Bin: codec.BinValue, Return: codec.ReturnKeyValue, Index: 0, Count: 10}}}},
+		{"DEL", codec.Call{Key: []byte("key"), Ops: []codec.Op{{Code: codec.OpDelete}}}},
+		{"EXPIRE", codec.Call{Key: []byte("key"), Policy: codec.Policy{TTL: codec.TTLSeconds, Seconds: 100}, Ops: []codec.Op{{Code: codec.OpTouch}}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tr := newTranslator()
+			var p plan
+			tr.translate(&c.call, &p) // warm the guard and delete-op caches
+			x := &execCtx{s: &Store{cfg: Config{SocketTimeout: 1, TotalTimeout: 1}}, timeout: 1}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tr.translate(&c.call, &p)
+				if p.static != codec.OK {
+					b.Fatal(p.staticMsg)
+				}
+				_ = x.writePolicy(&p, p.filter, p.gen, false)
+			}
+		})
+	}
+}
+
+// BenchmarkDecode measures turning a client record into codec results.
+func BenchmarkDecode(b *testing.B) {
+	call := codec.Call{Key: []byte("key"), Ops: []codec.Op{
+		{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)},
+		{Code: codec.OpAdd, Bin: codec.BinValue, Value: codec.Int(1)},
+		{Code: codec.OpGet, Bin: codec.BinValue},
+	}}
+	var p plan
+	newTranslator().translate(&call, &p)
+	rec := &as.Record{Generation: 3, Expiration: 100, Bins: as.BinMap{"t": nil, "v": as.OpResults{nil, 42}}}
+	var res codec.Result
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		resetResult(&res, len(call.Ops))
+		decode(&p, rec, &res, true)
+	}
+}
+
+// BenchmarkExec measures whole requests against the server named by
+// RESPIKE_TEST_AEROSPIKE (skipped without one): one call, and a batch of 10.
+func BenchmarkExec(b *testing.B) {
+	addr := serverAddr()
+	if addr == "" {
+		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
+	}
+	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: "respiketest"}, quietLogger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	val := codec.Bytes([]byte("some value of a typical size, about forty bytes"))
+	set := codec.Call{Key: []byte("bench:k"), Policy: codec.Policy{TTL: codec.TTLNever},
+		Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: val}}}
+	get := codec.Call{Key: []byte("bench:k"), Policy: codec.Policy{Guard: codec.TypeString}, Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}
+	incr := codec.Call{Key: []byte("bench:n"), Policy: codec.Policy{Guard: codec.TypeString},
+		Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpAdd, Bin: codec.BinValue, Value: codec.Int(1)}, {Code: codec.OpGet, Bin: codec.BinValue}}}
+	hset := codec.Call{Key: []byte("bench:h"), Policy: codec.Policy{Guard: codec.TypeHash},
+		Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)},
+			{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey, Values: []codec.Value{codec.Bytes([]byte("f")), val}}}}
+	mset := make([]codec.Call, 10)
+	mget := make([]codec.Call, 10)
+	for i := range mget {
+		mset[i], mget[i] = set, get
+		mset[i].Key = []byte{'b', ':', byte('0' + i)}
+		mget[i].Key = mset[i].Key
+	}
+	for _, c := range []struct {
+		name  string
+		calls []codec.Call
+	}{
+		{"SET", []codec.Call{set}},
+		{"GET", []codec.Call{get}},
+		{"INCR", []codec.Call{incr}},
+		{"HSET", []codec.Call{hset}},
+		{"MSET10", mset},
+		{"MGET10", mget},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req := &codec.Request{Kind: codec.ReqRecords, Calls: c.calls}
+			var resp codec.Response
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.Exec(context.Background(), 0, req, &resp)
+				if resp.Code != codec.OK || resp.Results[0].Code != codec.OK {
+					b.Fatalf("code %d/%d %s", resp.Code, resp.Results[0].Code, resp.Results[0].Msg)
+				}
+			}
+		})
+	}
+}

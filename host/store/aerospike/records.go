@@ -1,0 +1,579 @@
+package aerospike
+
+import (
+	"errors"
+	"math"
+	"sort"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+	"github.com/aerospike/aerospike-client-go/v8/types"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// errFatal carries a failure of the whole request out of per-call code.
+type errFatal struct {
+	err   error
+	class errClass
+}
+
+func (e *errFatal) Error() string { return e.err.Error() }
+
+// records runs a ReqRecords request: one operate for a single call, batch
+// operates for several.
+func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
+	n := len(req.Calls)
+	if cap(resp.Results) < n {
+		resp.Results = append(resp.Results[:cap(resp.Results)], make([]codec.Result, n-cap(resp.Results))...)
+	}
+	resp.Results = resp.Results[:n]
+
+	plans := x.s.getPlans(n)
+	defer x.s.putPlans(plans)
+
+	live := 0
+	for i := range req.Calls {
+		call, p, res := &req.Calls[i], &(*plans)[i], &resp.Results[i]
+		x.s.tr.translate(call, p)
+		resetResult(res, len(call.Ops))
+		if p.static == codec.OK && x.s.cfg.MaxRecordBytes > 0 && p.write && payload(call) > x.s.cfg.MaxRecordBytes {
+			p.fail(codec.RecordTooBig, "record too big: the call writes more than max_record_bytes (%d)", x.s.cfg.MaxRecordBytes)
+		}
+		if p.static != codec.OK {
+			res.Code, res.Msg = p.static, p.staticMsg
+			continue
+		}
+		live++
+	}
+
+	var err error
+	if live <= 1 {
+		for i := range req.Calls {
+			if p := &(*plans)[i]; p.static == codec.OK {
+				if err = x.single(&req.Calls[i], p, &resp.Results[i]); err != nil {
+					break
+				}
+			}
+		}
+	} else {
+		err = x.batch(req.Calls, *plans, resp.Results)
+	}
+	var fe *errFatal
+	if errors.As(err, &fe) {
+		x.fail(resp, fe.err, fe.class)
+	}
+}
+
+func resetResult(res *codec.Result, nOps int) {
+	res.Code, res.Msg, res.Generation, res.TTL = codec.OK, "", 0, 0
+	vals := res.Values[:0]
+	for range nOps {
+		vals = append(vals, codec.Nil)
+	}
+	res.Values = vals
+}
+
+// failResult sets a failed call's result: a code, no values.
+func failResult(res *codec.Result, code codec.Code, msg string) {
+	res.Code, res.Msg, res.Generation, res.TTL = code, msg, 0, 0
+	clear(res.Values)
+}
+
+// payload estimates the bytes a call writes.
+func payload(call *codec.Call) int {
+	n := len(call.Key)
+	for i := range call.Ops {
+		op := &call.Ops[i]
+		n += valueSize(op.Value) + valueSize(op.Value2)
+		for _, v := range op.Values {
+			n += valueSize(v)
+		}
+	}
+	return n
+}
+
+func valueSize(v codec.Value) int {
+	switch v.Kind {
+	case codec.KindInt, codec.KindFloat:
+		return 8
+	case codec.KindBytes, codec.KindStr:
+		return len(v.Bytes) + 1
+	case codec.KindList, codec.KindMap:
+		n := 4
+		for _, e := range v.List {
+			n += valueSize(e)
+		}
+		return n
+	}
+	return 1
+}
+
+func (s *Store) getPlans(n int) *[]plan {
+	pp, _ := s.plans.Get().(*[]plan)
+	if pp == nil {
+		pp = new([]plan)
+	}
+	if cap(*pp) < n {
+		*pp = append((*pp)[:cap(*pp)], make([]plan, n-cap(*pp))...)
+	}
+	*pp = (*pp)[:n]
+	return pp
+}
+
+func (s *Store) putPlans(pp *[]plan) {
+	if cap(*pp) > 4096 {
+		return
+	}
+	for i := range *pp {
+		p := &(*pp)[i]
+		p.reset()
+		clear(p.ops[:cap(p.ops)])
+		clear(p.notes[:cap(p.notes)])
+	}
+	s.plans.Put(pp)
+}
+
+func (x *execCtx) key(k []byte) (*as.Key, error) {
+	return as.NewKey(x.s.cfg.Namespace, x.set, k)
+}
+
+// writePolicy is the policy of one call's operate. withGen forces a
+// generation check (with gen, which may be 0 for "the record is absent").
+func (x *execCtx) writePolicy(p *plan, filter *as.Expression, gen uint32, withGen bool) *as.WritePolicy {
+	wp := &as.WritePolicy{
+		BasePolicy:         x.base(p.write),
+		RecordExistsAction: p.exists,
+		CommitLevel:        as.COMMIT_ALL,
+		Expiration:         p.expire,
+		// Every op answers, in order, so results map to ops; a read of all
+		// bins cannot be combined with that (Aerospike refuses it).
+		RespondPerEachOp: p.getAll < 0,
+	}
+	wp.FilterExpression = filter
+	if p.write && (withGen || gen != 0) {
+		wp.GenerationPolicy, wp.Generation = as.EXPECT_GEN_EQUAL, gen
+	}
+	return wp
+}
+
+// single runs one call as one operate.
+func (x *execCtx) single(call *codec.Call, p *plan, res *codec.Result) error {
+	key, err := x.key(call.Key)
+	if err != nil {
+		failResult(res, codec.InvalidOperation, "aerospike: "+err.Error())
+		return nil
+	}
+	rec, err := x.c.Operate(x.writePolicy(p, p.filter, p.gen, false), key, p.ops...)
+	return x.finish(call, p, key, rec, err, res, true)
+}
+
+// finish turns an operate's outcome into the call's result. respondAll says
+// whether every op answered (false for batch reads).
+func (x *execCtx) finish(call *codec.Call, p *plan, key *as.Key, rec *as.Record, err error, res *codec.Result, respondAll bool) error {
+	if err != nil {
+		if c := classify(err); c != classRecord {
+			return &errFatal{err: err, class: c}
+		}
+		code, msg := errResult(err)
+		if code == codec.FilteredOut && p.bound != nil {
+			return x.diagnose(call, p, key, res)
+		}
+		failResult(res, code, msg)
+		return nil
+	}
+	if !decode(p, rec, res, respondAll) {
+		// A batch read whose answers cannot be told apart: ask again alone.
+		resetResult(res, len(call.Ops))
+		return x.single(call, p, res)
+	}
+	if !p.write && p.gen != 0 && res.Generation != p.gen {
+		failResult(res, codec.GenerationError, "generation mismatch")
+	}
+	return nil
+}
+
+// diagnose finds out why a call with overflow bounds was filtered out: the
+// type guard, an overflow, or neither (then the call runs again, bounded by
+// the generation it was checked against).
+func (x *execCtx) diagnose(call *codec.Call, p *plan, key *as.Key, res *codec.Result) error {
+	ops := []*as.Operation{as.GetBinOp(codec.BinType)}
+	var bins []string
+	for i := range p.tracks {
+		tr := &p.tracks[i]
+		if tr.known || tr.untracked || len(tr.ints) == 0 {
+			continue
+		}
+		dup := false
+		for _, b := range bins {
+			dup = dup || b == tr.target.bin
+		}
+		if !dup && tr.target.bin != codec.BinType {
+			bins = append(bins, tr.target.bin)
+			ops = append(ops, as.GetBinOp(tr.target.bin))
+		}
+	}
+	rp := x.writePolicy(&plan{getAll: -1}, nil, 0, false)
+	for attempt := 0; attempt < 5; attempt++ {
+		var gen uint32
+		var recBins as.BinMap
+		rec, err := x.c.Operate(rp, key, ops...)
+		switch {
+		case err == nil:
+			gen, recBins = rec.Generation, rec.Bins
+		case resultCode(err) == types.KEY_NOT_FOUND_ERROR:
+		default:
+			if c := classify(err); c != classRecord {
+				return &errFatal{err: err, class: c}
+			}
+			code, msg := errResult(err)
+			failResult(res, code, msg)
+			return nil
+		}
+		if call.Policy.Guard != "" && recBins != nil {
+			if t, ok := recBins[codec.BinType]; ok && t != nil {
+				if s, isStr := t.(string); !isStr || s != call.Policy.Guard {
+					failResult(res, codec.FilteredOut, "filtered out by the type guard")
+					return nil
+				}
+			}
+		}
+		for i := range p.tracks {
+			tr := &p.tracks[i]
+			if tr.known || tr.untracked || len(tr.ints) == 0 {
+				continue
+			}
+			base := fromClient(recBins[tr.target.bin])
+			if tr.target.isMap {
+				base = mapLookup(base, tr.target.key)
+			}
+			if tr.replay(base) {
+				failResult(res, codec.Overflow, "increment or decrement would overflow")
+				return nil
+			}
+		}
+		if call.Policy.Generation != 0 && call.Policy.Generation != gen {
+			failResult(res, codec.GenerationError, "generation mismatch")
+			return nil
+		}
+		resetResult(res, len(call.Ops))
+		rec, err = x.c.Operate(x.writePolicy(p, p.guard, gen, true), key, p.ops...)
+		if err != nil {
+			if rc := resultCode(err); rc == types.GENERATION_ERROR || rc == types.FILTERED_OUT {
+				continue // the record changed since it was read
+			}
+		}
+		q := *p
+		q.bound = nil // no second diagnosis
+		return x.finish(call, &q, key, rec, err, res, true)
+	}
+	failResult(res, codec.BackendError, "aerospike: the record kept changing while checking an increment for overflow")
+	return nil
+}
+
+// mapLookup finds key in a map value; a missing key, or a value that is not
+// a map, is Nil.
+func mapLookup(m codec.Value, key codec.Value) codec.Value {
+	if m.Kind != codec.KindMap {
+		return codec.Nil
+	}
+	for i := 0; i+1 < len(m.List); i += 2 {
+		if m.List[i].Equal(key) {
+			return m.List[i+1]
+		}
+	}
+	return codec.Nil
+}
+
+// decode fills res from a record the server answered. It reports false when
+// the answers cannot be matched to ops (possible only when not every op
+// answered).
+func decode(p *plan, rec *as.Record, res *codec.Result, respondAll bool) bool {
+	res.Code, res.Msg = codec.OK, ""
+	res.Generation = rec.Generation
+	switch {
+	case rec.Generation == 0: // the write deleted the record
+		res.TTL = 0
+	case rec.Expiration == math.MaxUint32:
+		res.TTL = -1
+	default:
+		res.TTL = int64(rec.Expiration)
+	}
+	if p.getAll >= 0 {
+		res.Values[p.getAll] = allBins(rec.Bins)
+		return true
+	}
+	if !respondAll {
+		// Only reads that found something answered: per bin, either every
+		// read answered or none did.
+		for i, s := range p.slots {
+			if !s.resp || firstOfBin(p.slots, i) != i {
+				continue
+			}
+			want := 0
+			for _, o := range p.slots {
+				if o.resp && o.bin == s.bin {
+					want++
+				}
+			}
+			if got := entries(rec.Bins, s.bin); got != 0 && got != want {
+				return false
+			}
+		}
+	}
+	for i, s := range p.slots {
+		answers := s.entry
+		if !respondAll {
+			answers = s.resp
+		}
+		if !answers || s.op < 0 {
+			continue
+		}
+		// This op's answer is the n-th answer for its bin.
+		n := 0
+		for _, o := range p.slots[:i] {
+			if o.bin == s.bin && ((respondAll && o.entry) || (!respondAll && o.resp)) {
+				n++
+			}
+		}
+		res.Values[s.op] = decodeSlot(s, entry(rec.Bins, s.bin, n))
+	}
+	return true
+}
+
+func firstOfBin(slots []slot, i int) int {
+	for j := range slots[:i] {
+		if slots[j].resp && slots[j].bin == slots[i].bin {
+			return j
+		}
+	}
+	return i
+}
+
+// entries is how many answers the server gave for bin.
+func entries(bins as.BinMap, bin string) int {
+	v, ok := bins[bin]
+	if !ok {
+		return 0
+	}
+	if r, ok := v.(as.OpResults); ok {
+		return len(r)
+	}
+	return 1
+}
+
+// entry is the n-th answer for bin (nil when there is none).
+func entry(bins as.BinMap, bin string, n int) any {
+	v, ok := bins[bin]
+	if !ok {
+		return nil
+	}
+	if r, ok := v.(as.OpResults); ok {
+		if n < len(r) {
+			return r[n]
+		}
+		return nil
+	}
+	if n == 0 {
+		return v
+	}
+	return nil
+}
+
+func decodeSlot(s slot, x any) codec.Value {
+	switch s.dec {
+	case decNone:
+		return codec.Nil
+	case decSize:
+		if x == nil {
+			return codec.Int(0)
+		}
+	case decMapRead:
+		if s.ret == codec.ReturnNone {
+			return codec.Nil
+		}
+	case decValueRange:
+		return rankOrder(fromClient(x), s.ret)
+	}
+	return fromClient(x)
+}
+
+// rankOrder sorts key-value pairs by value, then key (Aerospike's rank
+// order), and keeps what ret asks for.
+func rankOrder(m codec.Value, ret codec.MapReturn) codec.Value {
+	if m.Kind != codec.KindMap {
+		return m // nil: the bin is missing
+	}
+	kv := m.List
+	sort.Stable(rankSorter(kv[:len(kv)/2*2]))
+	switch ret {
+	case codec.ReturnKey, codec.ReturnValue:
+		out := make([]codec.Value, 0, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			if ret == codec.ReturnKey {
+				out = append(out, kv[i])
+			} else {
+				out = append(out, kv[i+1])
+			}
+		}
+		return codec.List(out...)
+	}
+	return m
+}
+
+type rankSorter []codec.Value
+
+func (r rankSorter) Len() int { return len(r) / 2 }
+func (r rankSorter) Less(i, j int) bool {
+	if c := compareValues(r[2*i+1], r[2*j+1]); c != 0 {
+		return c < 0
+	}
+	return compareValues(r[2*i], r[2*j]) < 0
+}
+func (r rankSorter) Swap(i, j int) {
+	r[2*i], r[2*j] = r[2*j], r[2*i]
+	r[2*i+1], r[2*j+1] = r[2*j+1], r[2*i+1]
+}
+
+// allBins is a read of all bins: a map of bin name → value, by name.
+func allBins(bins as.BinMap) codec.Value {
+	names := make([]string, 0, len(bins))
+	for name := range bins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	kv := make([]codec.Value, 0, 2*len(names))
+	for _, name := range names {
+		kv = append(kv, codec.Value{Kind: codec.KindStr, Bytes: []byte(name)}, fromClient(bins[name]))
+	}
+	return codec.Map(kv...)
+}
+
+// batch runs several calls with batch operates. Calls on the same key must
+// see each other's effects in order, which one batch does not promise, so
+// the calls are cut into groups of distinct keys that run one after another.
+func (x *execCtx) batch(calls []codec.Call, plans []plan, results []codec.Result) error {
+	var seen map[string]struct{} // keys of the current group, for large requests
+	if len(calls) > 32 {
+		seen = make(map[string]struct{}, len(calls))
+	}
+	for start := 0; start < len(calls); {
+		end := groupEnd(calls, plans, start, seen)
+		if err := x.batchGroup(calls[start:end], plans[start:end], results[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// groupEnd returns the end of the group of calls from start on whose keys
+// are distinct. seen, when not nil, is scratch space for the keys.
+func groupEnd(calls []codec.Call, plans []plan, start int, seen map[string]struct{}) int {
+	clear(seen)
+	end := start
+	for ; end < len(calls); end++ {
+		if plans[end].static != codec.OK {
+			continue
+		}
+		k := calls[end].Key
+		dup := false
+		if seen != nil {
+			_, dup = seen[string(k)]
+			seen[string(k)] = struct{}{}
+		} else {
+			for j := start; j < end && !dup; j++ {
+				dup = plans[j].static == codec.OK && string(calls[j].Key) == string(k)
+			}
+		}
+		if dup {
+			break
+		}
+	}
+	return end
+}
+
+func (x *execCtx) batchGroup(calls []codec.Call, plans []plan, results []codec.Result) error {
+	recs := make([]as.BatchRecordIfc, 0, len(calls))
+	idx := make([]int, 0, len(calls))
+	keys := make([]*as.Key, len(calls))
+	var alone []int // calls a batch cannot carry
+	for i := range calls {
+		p := &plans[i]
+		if p.static != codec.OK {
+			continue
+		}
+		key, err := x.key(calls[i].Key)
+		if err != nil {
+			failResult(&results[i], codec.InvalidOperation, "aerospike: "+err.Error())
+			continue
+		}
+		keys[i] = key
+		switch {
+		case p.write && p.getAll >= 0:
+			// A batch write makes every op answer, which a read of all
+			// bins refuses.
+			alone = append(alone, i)
+			continue
+		case p.write:
+			bwp := &as.BatchWritePolicy{
+				FilterExpression:   p.filter,
+				RecordExistsAction: p.exists,
+				CommitLevel:        as.COMMIT_ALL,
+				Expiration:         p.expire,
+				SendKey:            true,
+			}
+			if p.gen != 0 {
+				bwp.GenerationPolicy, bwp.Generation = as.EXPECT_GEN_EQUAL, p.gen
+			}
+			recs = append(recs, as.NewBatchWrite(bwp, key, p.ops...))
+		default:
+			brp := as.NewBatchReadPolicy()
+			brp.FilterExpression = p.filter
+			recs = append(recs, as.NewBatchReadOps(brp, key, p.ops...))
+		}
+		idx = append(idx, i)
+	}
+
+	if len(recs) > 0 {
+		bp := as.NewBatchPolicy()
+		bp.BasePolicy = x.base(false)
+		bp.MaxRetries = 0 // a batch may hold writes
+		bp.ConcurrentNodes = 0
+		bp.RespondAllKeys = true
+		err := x.c.BatchOperate(bp, recs)
+		if err != nil {
+			if c := classify(err); c != classRecord && !anyAnswered(recs) {
+				return &errFatal{err: err, class: c}
+			}
+		}
+		for j, r := range recs {
+			i := idx[j]
+			br := r.BatchRec()
+			var rerr error
+			if br.ResultCode != types.OK {
+				// Per-record codes, including a node that did not answer,
+				// fail only this call.
+				rerr = &recordError{rc: br.ResultCode, err: br.Err}
+			}
+			if err := x.finish(&calls[i], &plans[i], keys[i], br.Record, rerr, &results[i], plans[i].write); err != nil {
+				return err
+			}
+		}
+	}
+	for _, i := range alone {
+		if err := x.single(&calls[i], &plans[i], &results[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// anyAnswered reports whether the server answered any record of a batch.
+func anyAnswered(recs []as.BatchRecordIfc) bool {
+	for _, r := range recs {
+		if rc := r.BatchRec().ResultCode; rc >= 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,696 @@
+package aerospike
+
+import (
+	"fmt"
+	"sync"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// maxTTL is Aerospike's largest relative TTL (10 years); larger values are
+// refused by the server with a parameter error.
+const maxTTL = 10 * 365 * 24 * 3600
+
+// decodeKind says how the result entry of a client op becomes a codec value.
+type decodeKind uint8
+
+const (
+	decNone       decodeKind = iota // the codec op returns nothing
+	decValue                        // the entry as it is (Get, map put size, increment)
+	decSize                         // map size: a missing bin is 0
+	decMapRead                      // map read/remove per MapReturn
+	decValueRange                   // key-value pairs of a value range, put in rank order per MapReturn
+)
+
+// slot describes one client op of a translated call.
+type slot struct {
+	bin   string
+	op    int // index of the codec op it answers; -1 for a hidden op
+	dec   decodeKind
+	ret   codec.MapReturn
+	entry bool // answers with a result entry when every op must respond
+	// resp: the op answers with a bin even when not every op must respond
+	// (bin and CDT reads, CDT writes); Aerospike refuses such ops next to a
+	// read of all bins.
+	resp bool
+}
+
+// plan is one codec.Call translated for the client.
+type plan struct {
+	ops   []*as.Operation
+	slots []slot
+
+	write   bool // the call changes the record
+	getAll  int  // index of the codec op reading all bins, or -1
+	exists  as.RecordExistsAction
+	expire  uint32
+	gen     uint32
+	guard   *as.Expression // packed guard, or nil
+	bound   *as.Expression // overflow bounds (with the guard when cached), or nil
+	filter  *as.Expression // guard and bound together, or nil
+	tracks  []addTrack     // adds on record values (for diagnosis)
+	notes   []binNote      // what earlier ops did to bins, for new tracks
+	cleared bool           // an earlier op deleted every bin
+
+	// static, when not OK, is the call's answer without asking the server
+	// (malformed call, overflow decided by the call's own values).
+	static    codec.Code
+	staticMsg string
+}
+
+func (p *plan) reset() {
+	p.ops = p.ops[:0]
+	p.slots = p.slots[:0]
+	p.tracks = p.tracks[:0]
+	p.notes = p.notes[:0]
+	p.cleared = false
+	p.write, p.getAll = false, -1
+	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
+	p.guard, p.bound, p.filter = nil, nil, nil
+	p.static, p.staticMsg = codec.OK, ""
+}
+
+func (p *plan) fail(code codec.Code, format string, args ...any) {
+	if p.static == codec.OK {
+		p.static = code
+		p.staticMsg = fmt.Sprintf(format, args...)
+	}
+}
+
+func (p *plan) add(op *as.Operation, s slot) {
+	p.ops = append(p.ops, op)
+	p.slots = append(p.slots, s)
+}
+
+// translator turns calls into plans. It holds what a store shares between
+// calls: immutable policies and ops, and caches of packed expressions.
+type translator struct {
+	guards   guardCache
+	policies [4][16]*as.MapPolicy // [order][write flags]
+	// Parameterless ops that the client never mutates, shared.
+	opDelete, opTouch, opHeader, opGetAll *as.Operation
+
+	delMu  sync.RWMutex
+	delOps map[string][2]*as.Operation // DeleteIfEmpty ops per bin
+
+	filterMu sync.RWMutex
+	filters  map[filterKey]*as.Expression
+}
+
+// filterKey identifies a filter made of a guard and one integer add bound
+// on a plain bin.
+type filterKey struct {
+	guard, bin string
+	delta      int64
+}
+
+// cachedFilter returns the packed filter of a call whose only bound is one
+// integer add on a plain bin; ok is false for any other call.
+func (t *translator) cachedFilter(guard string, p *plan) (*as.Expression, bool) {
+	var tr *addTrack
+	for i := range p.tracks {
+		c := &p.tracks[i]
+		if c.known || c.untracked || len(c.ints) == 0 {
+			continue
+		}
+		if tr != nil || c.target.isMap || len(c.ints) != 1 || c.ints[0] == 0 {
+			return nil, false
+		}
+		tr = c
+	}
+	if tr == nil {
+		return nil, false
+	}
+	k := filterKey{guard: guard, bin: tr.target.bin, delta: tr.ints[0]}
+	t.filterMu.RLock()
+	f := t.filters[k]
+	t.filterMu.RUnlock()
+	if f != nil {
+		return f, true
+	}
+	f = tr.boundExp()
+	if guard != "" {
+		f = as.ExpAnd(guardExp(guard), f)
+	}
+	f = packed(f)
+	t.filterMu.Lock()
+	if t.filters == nil {
+		t.filters = make(map[filterKey]*as.Expression)
+	}
+	if len(t.filters) < maxFilters {
+		t.filters[k] = f
+	}
+	t.filterMu.Unlock()
+	return f, true
+}
+
+// maxFilters bounds the filter cache (INCRBY deltas are unbounded).
+const maxFilters = 4096
+
+// deleteEmpty returns the DeleteIfEmpty ops for bin, built once per bin
+// (a module uses one or two collection bins).
+func (t *translator) deleteEmpty(bin string) (*as.Operation, *as.Operation) {
+	t.delMu.RLock()
+	ops, ok := t.delOps[bin]
+	t.delMu.RUnlock()
+	if ok {
+		return ops[0], ops[1]
+	}
+	a, b := deleteEmptyOps(bin)
+	t.delMu.Lock()
+	if t.delOps == nil {
+		t.delOps = make(map[string][2]*as.Operation)
+	}
+	if len(t.delOps) < maxGuards {
+		t.delOps[bin] = [2]*as.Operation{a, b}
+	}
+	t.delMu.Unlock()
+	return a, b
+}
+
+func newTranslator() *translator {
+	t := &translator{
+		opDelete: as.DeleteOp(),
+		opTouch:  as.TouchOp(),
+		opHeader: as.GetHeaderOp(),
+		opGetAll: as.GetOp(),
+	}
+	orders := [4]as.MapOrderTypes{as.MapOrder.UNORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_VALUE_ORDERED}
+	for o := range t.policies {
+		for f := range t.policies[o] {
+			t.policies[o][f] = as.NewMapPolicyWithFlags(orders[o], f)
+		}
+	}
+	return t
+}
+
+// mapPolicy returns the map policy for an op's flags. A map that respike
+// creates is key ordered unless the flags ask for key-value order, so that
+// index ranges read in key order as they do in the memory store.
+func (t *translator) mapPolicy(flags uint32) *as.MapPolicy {
+	order := (flags >> 8) & 3
+	switch order {
+	case 0, 2:
+		order = 1
+	}
+	return t.policies[order][flags&15]
+}
+
+func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {
+	switch r {
+	case codec.ReturnNone:
+		return as.MapReturnType.NONE, true
+	case codec.ReturnCount:
+		return as.MapReturnType.COUNT, true
+	case codec.ReturnKey:
+		return as.MapReturnType.KEY, true
+	case codec.ReturnValue:
+		return as.MapReturnType.VALUE, true
+	case codec.ReturnKeyValue:
+		return as.MapReturnType.KEY_VALUE, true
+	case codec.ReturnExists:
+		return as.MapReturnType.EXISTS, true
+	}
+	return 0, false
+}
+
+func isWriteOp(c codec.OpCode) bool {
+	switch c {
+	case codec.OpPut, codec.OpAdd, codec.OpAppend, codec.OpPrepend, codec.OpDelete, codec.OpTouch,
+		codec.OpMapPut, codec.OpMapIncrement, codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear:
+		return true
+	}
+	return false
+}
+
+func clientKeys(vs []codec.Value) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = toClient(v)
+	}
+	return out
+}
+
+// translate fills p from call.
+func (t *translator) translate(call *codec.Call, p *plan) {
+	p.reset()
+	if len(call.Ops) == 0 {
+		p.fail(codec.InvalidOperation, "call has no ops")
+		return
+	}
+	pol := &call.Policy
+
+	for _, op := range call.Ops {
+		if isWriteOp(op.Code) {
+			p.write = true
+		}
+	}
+
+	// Exists policy. Aerospike's REPLACE refuses modify, CDT, touch and
+	// bin-delete ops, so respike replaces by deleting every bin before the
+	// call's ops, which is what REPLACE does: reads see no old bins.
+	replace := false
+	switch pol.Exists {
+	case codec.ExistsUpdate:
+		p.exists = as.UPDATE
+	case codec.ExistsUpdateOnly:
+		p.exists = as.UPDATE_ONLY
+	case codec.ExistsReplace:
+		p.exists, replace = as.UPDATE, true
+	case codec.ExistsReplaceOnly:
+		p.exists, replace = as.UPDATE_ONLY, true
+	case codec.ExistsCreateOnly:
+		p.exists = as.CREATE_ONLY
+	default:
+		p.fail(codec.InvalidOperation, "unknown exists policy %d", pol.Exists)
+	}
+
+	switch pol.TTL {
+	case codec.TTLKeep:
+		p.expire = as.TTLDontUpdate
+	case codec.TTLNever:
+		p.expire = as.TTLDontExpire
+	case codec.TTLSeconds:
+		switch {
+		case pol.Seconds < 1:
+			p.fail(codec.InvalidOperation, "TTL of %d seconds: must be at least 1", pol.Seconds)
+		case pol.Seconds > maxTTL:
+			p.fail(codec.ParameterError, "TTL of %d seconds is above Aerospike's maximum of %d (10 years)", pol.Seconds, maxTTL)
+		default:
+			p.expire = uint32(pol.Seconds)
+		}
+	default:
+		p.fail(codec.InvalidOperation, "unknown TTL mode %d", pol.TTL)
+	}
+	p.gen = pol.Generation
+	if pol.Guard != "" {
+		p.guard = t.guards.get(pol.Guard)
+	}
+
+	if replace && p.write {
+		p.add(t.opDelete, slot{op: -1, entry: true})
+		p.clearAll()
+	}
+	hasReads := false
+	for i := range call.Ops {
+		op := &call.Ops[i]
+		t.translateOp(call, i, op, p)
+		if !isWriteOp(op.Code) && op.Code != codec.OpGetHeader {
+			hasReads = true
+		}
+	}
+
+	// A header read alone asks for metadata only; next to other ops it is
+	// redundant (every answer carries generation and TTL) and would confuse
+	// a read of all bins, so it is dropped there.
+	if hasReads || p.write {
+		k := 0
+		for i := range p.ops {
+			if p.ops[i] == t.opHeader {
+				continue
+			}
+			p.ops[k], p.slots[k] = p.ops[i], p.slots[i]
+			k++
+		}
+		p.ops, p.slots = p.ops[:k], p.slots[:k]
+	}
+
+	if p.getAll >= 0 {
+		// A read of all bins cannot share a command with ops that answer
+		// with values: Aerospike refuses or ignores them.
+		for _, s := range p.slots {
+			if s.op != p.getAll && s.resp {
+				p.fail(codec.InvalidOperation, "a read of all bins cannot be combined with other reads in one call on Aerospike")
+				break
+			}
+		}
+	}
+
+	if pol.DeleteIfEmpty != "" && p.write {
+		if p.getAll >= 0 {
+			p.fail(codec.InvalidOperation, "DeleteIfEmpty cannot be combined with a read of all bins on Aerospike")
+		}
+		a, b := t.deleteEmpty(pol.DeleteIfEmpty)
+		p.add(a, slot{bin: codec.BinType, op: -1, entry: true})
+		p.add(b, slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
+	}
+
+	// Overflow bounds. The usual case, one integer add on a plain bin
+	// (INCR, DECRBY), reuses a packed filter per guard, bin and delta.
+	if f, ok := t.cachedFilter(pol.Guard, p); ok {
+		p.bound, p.filter = f, f
+		return
+	}
+	var bounds []*as.Expression
+	for i := range p.tracks {
+		if e := p.tracks[i].boundExp(); e != nil {
+			bounds = append(bounds, e)
+		}
+	}
+	switch len(bounds) {
+	case 0:
+	case 1:
+		p.bound = bounds[0]
+	default:
+		p.bound = as.ExpAnd(bounds...)
+	}
+	switch {
+	case p.guard != nil && p.bound != nil:
+		p.filter = as.ExpAnd(p.guard, p.bound)
+	case p.guard != nil:
+		p.filter = p.guard
+	default:
+		p.filter = p.bound
+	}
+}
+
+// binNote says what an earlier op of the call did to a bin, so that adds
+// after it start from what the op left.
+type binNote struct {
+	bin   string
+	kind  noteKind
+	pairs []codec.Value // noteMapPut: the map the bin now holds
+}
+
+type noteKind uint8
+
+const (
+	noteCleared   noteKind = iota // the bin is now absent or an empty map
+	noteMapPut                    // the bin now holds pairs
+	noteUntracked                 // the bin changed in a way not followed
+)
+
+func (p *plan) note(bin string, kind noteKind, pairs []codec.Value) {
+	p.notes = append(p.notes, binNote{bin: bin, kind: kind, pairs: pairs})
+}
+
+// clearAll records that every bin is gone.
+func (p *plan) clearAll() {
+	p.cleared = true
+	p.notes = p.notes[:0]
+	for i := range p.tracks {
+		p.tracks[i] = addTrack{target: p.tracks[i].target, known: true}
+	}
+}
+
+// track returns the add track for a target, creating it in the state that
+// earlier ops of the call left the target in.
+func (p *plan) track(t addTarget) *addTrack {
+	for i := range p.tracks {
+		if p.tracks[i].target.same(t) {
+			return &p.tracks[i]
+		}
+	}
+	tr := addTrack{target: t}
+	if p.cleared {
+		tr.known = true
+	}
+	for i := len(p.notes) - 1; i >= 0; i-- {
+		n := &p.notes[i]
+		if n.bin != t.bin {
+			continue
+		}
+		switch n.kind {
+		case noteCleared:
+			tr.known, tr.value = true, codec.Nil
+		case noteUntracked:
+			// Plain targets get their own track from the op that wrote
+			// the bin; the note is for map keys.
+			tr.untracked = t.isMap
+		case noteMapPut:
+			tr.known, tr.value = true, codec.Nil
+			if !t.isMap {
+				tr.value = codec.Value{Kind: codec.KindMap}
+				break
+			}
+			for k := 0; k+1 < len(n.pairs); k += 2 {
+				if n.pairs[k].Equal(t.key) {
+					tr.value = n.pairs[k+1]
+				}
+			}
+		}
+		break
+	}
+	p.tracks = append(p.tracks, tr)
+	return &p.tracks[len(p.tracks)-1]
+}
+
+// dropBin forgets every track on bin (a whole-bin write follows).
+func (p *plan) dropBin(bin string) {
+	k := 0
+	for _, tr := range p.tracks {
+		if tr.target.bin != bin {
+			p.tracks[k] = tr
+			k++
+		}
+	}
+	p.tracks = p.tracks[:k]
+}
+
+// setKnown records that an op of the call set target to v.
+func (p *plan) setKnown(t addTarget, v codec.Value) {
+	tr := p.track(t)
+	if tr.untracked {
+		return
+	}
+	tr.known, tr.value = true, v
+	tr.ints = tr.ints[:0]
+}
+
+// untrackMap marks every map key of bin as changed in a way the overflow
+// check does not follow.
+func (p *plan) untrackMap(bin string) {
+	for i := range p.tracks {
+		if p.tracks[i].target.bin == bin && p.tracks[i].target.isMap {
+			p.tracks[i].untracked = true
+		}
+	}
+	p.note(bin, noteUntracked, nil)
+}
+
+// addDelta records an add of delta to target.
+func (p *plan) addDelta(t addTarget, delta codec.Value) {
+	tr := p.track(t)
+	if tr.untracked {
+		return
+	}
+	if tr.known {
+		v, overflow, ok := addValue(tr.value, delta)
+		switch {
+		case overflow:
+			p.fail(codec.Overflow, "increment or decrement would overflow")
+		case ok:
+			tr.value = v
+		default:
+			tr.untracked = true // kinds do not add: the server will say so
+		}
+		return
+	}
+	if delta.Kind == codec.KindInt {
+		tr.ints = append(tr.ints, delta.Int)
+	} else {
+		tr.untracked = true // float adds are not bounded
+	}
+}
+
+func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan) {
+	switch op.Code {
+	case codec.OpGet:
+		if op.Bin == "" {
+			if p.getAll >= 0 {
+				p.fail(codec.InvalidOperation, "more than one read of all bins in a call")
+			}
+			p.getAll = i
+			p.add(t.opGetAll, slot{op: i, dec: decValue})
+			return
+		}
+		p.add(as.GetBinOp(op.Bin), slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
+
+	case codec.OpPut:
+		if op.Bin == "" {
+			p.fail(codec.InvalidOperation, "put needs a bin")
+			return
+		}
+		bt := addTarget{bin: op.Bin}
+		switch op.Value.Kind {
+		case codec.KindMap:
+			if len(op.Value.List)%2 != 0 {
+				p.fail(codec.InvalidOperation, "map value with an odd number of elements")
+				return
+			}
+			// A map bin is written as "delete the bin, put the items" so that
+			// it gets the map order of the flags (key order by default).
+			p.add(as.PutOp(&as.Bin{Name: op.Bin, Value: as.NewNullValue()}), slot{bin: op.Bin, op: i, entry: true})
+			if len(op.Value.List) > 0 {
+				p.add(t.putItems(op.Bin, op.Flags, op.Value.List), slot{bin: op.Bin, op: -1, entry: true, resp: true})
+			}
+			p.dropBin(op.Bin)
+			p.note(op.Bin, noteMapPut, op.Value.List)
+		default:
+			p.add(as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+			p.dropBin(op.Bin)
+			if op.Value.Kind == codec.KindNil {
+				p.note(op.Bin, noteCleared, nil)
+			} else {
+				p.note(op.Bin, noteUntracked, nil)
+			}
+			p.setKnown(bt, op.Value)
+		}
+
+	case codec.OpAdd:
+		if op.Bin == "" {
+			p.fail(codec.InvalidOperation, "add needs a bin")
+			return
+		}
+		if op.Value.Kind != codec.KindInt && op.Value.Kind != codec.KindFloat {
+			p.fail(codec.InvalidOperation, "add needs an int or float delta")
+			return
+		}
+		p.add(as.AddOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+		p.addDelta(addTarget{bin: op.Bin}, op.Value)
+
+	case codec.OpAppend, codec.OpPrepend:
+		if op.Bin == "" {
+			p.fail(codec.InvalidOperation, "append needs a bin")
+			return
+		}
+		if op.Value.Kind != codec.KindBytes && op.Value.Kind != codec.KindStr {
+			p.fail(codec.InvalidOperation, "append needs bytes")
+			return
+		}
+		b := &as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}
+		if op.Code == codec.OpAppend {
+			p.add(as.AppendOp(b), slot{bin: op.Bin, op: i, entry: true})
+		} else {
+			p.add(as.PrependOp(b), slot{bin: op.Bin, op: i, entry: true})
+		}
+		p.dropBin(op.Bin)
+		p.note(op.Bin, noteUntracked, nil)
+		p.track(addTarget{bin: op.Bin}).untracked = true
+
+	case codec.OpDelete:
+		p.add(t.opDelete, slot{op: i, entry: true})
+		p.clearAll()
+
+	case codec.OpTouch:
+		p.add(t.opTouch, slot{op: i}) // the server answers a touch with no entry
+
+	case codec.OpGetHeader:
+		p.add(t.opHeader, slot{op: i, entry: true})
+
+	case codec.OpMapPut:
+		if len(op.Values)%2 != 0 {
+			p.fail(codec.InvalidOperation, "map put with an odd number of elements")
+			return
+		}
+		s := slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true}
+		switch len(op.Values) {
+		case 0:
+			// Nothing to put: answer the size.
+			p.add(as.MapSizeOp(op.Bin), slot{bin: op.Bin, op: i, dec: decSize, entry: true, resp: true})
+		case 2:
+			p.add(as.MapPutOp(t.mapPolicy(op.Flags), op.Bin, toClient(op.Values[0]), toClient(op.Values[1])), s)
+		default:
+			p.add(t.putItems(op.Bin, op.Flags, op.Values), s)
+		}
+		for k := 0; k+1 < len(op.Values); k += 2 {
+			if op.Flags&(codec.MapWriteCreateOnly|codec.MapWriteUpdateOnly) != 0 {
+				// Whether the item was written depends on the record.
+				p.track(addTarget{bin: op.Bin, isMap: true, key: op.Values[k]}).untracked = true
+			} else {
+				p.setKnown(addTarget{bin: op.Bin, isMap: true, key: op.Values[k]}, op.Values[k+1])
+			}
+		}
+
+	case codec.OpMapIncrement:
+		if op.Value2.Kind != codec.KindInt && op.Value2.Kind != codec.KindFloat {
+			p.fail(codec.InvalidOperation, "map increment needs an int or float delta")
+			return
+		}
+		p.add(as.MapIncrementOp(t.mapPolicy(op.Flags), op.Bin, toClient(op.Value), toClient(op.Value2)),
+			slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
+		p.addDelta(addTarget{bin: op.Bin, isMap: true, key: op.Value}, op.Value2)
+
+	case codec.OpMapSize:
+		p.add(as.MapSizeOp(op.Bin), slot{bin: op.Bin, op: i, dec: decSize, entry: true, resp: true})
+
+	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys,
+		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex, codec.OpMapGetByRank,
+		codec.OpMapGetByValues, codec.OpMapGetByKeyRange:
+		rt, ok := mapReturn(op.Return)
+		if !ok {
+			p.fail(codec.InvalidOperation, "unknown map return type %d", op.Return)
+			return
+		}
+		s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: op.Return, entry: true, resp: true}
+		var o *as.Operation
+		switch op.Code {
+		case codec.OpMapGetByKeys:
+			o = as.MapGetByKeyListOp(op.Bin, clientKeys(op.Values), rt)
+		case codec.OpMapRemoveByKeys:
+			o = as.MapRemoveByKeyListOp(op.Bin, clientKeys(op.Values), rt)
+			for _, k := range op.Values {
+				p.setKnown(addTarget{bin: op.Bin, isMap: true, key: k}, codec.Nil)
+			}
+		case codec.OpMapGetByIndex, codec.OpMapRemoveByIndex, codec.OpMapGetByRank:
+			idx, cnt := int(op.Index), int(op.Count)
+			switch op.Code {
+			case codec.OpMapGetByIndex:
+				if cnt < 0 {
+					o = as.MapGetByIndexRangeOp(op.Bin, idx, rt)
+				} else {
+					o = as.MapGetByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+				}
+			case codec.OpMapRemoveByIndex:
+				if cnt < 0 {
+					o = as.MapRemoveByIndexRangeOp(op.Bin, idx, rt)
+				} else {
+					o = as.MapRemoveByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+				}
+				p.untrackMap(op.Bin)
+			default:
+				if cnt < 0 {
+					o = as.MapGetByRankRangeOp(op.Bin, idx, rt)
+				} else {
+					o = as.MapGetByRankRangeCountOp(op.Bin, idx, cnt, rt)
+				}
+			}
+		case codec.OpMapGetByValues:
+			// Aerospike answers a value range in map (key) order; the
+			// contract is rank order. Items come back with their values and
+			// are sorted here.
+			switch op.Return {
+			case codec.ReturnKey, codec.ReturnValue, codec.ReturnKeyValue:
+				rt, s.dec = as.MapReturnType.KEY_VALUE, decValueRange
+			}
+			o = as.MapGetByValueRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+		case codec.OpMapGetByKeyRange:
+			o = as.MapGetByKeyRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+		}
+		p.add(o, s)
+
+	case codec.OpMapClear:
+		p.add(as.MapClearOp(op.Bin), slot{bin: op.Bin, op: i, entry: true, resp: true})
+		for j := range p.tracks {
+			if p.tracks[j].target.bin == op.Bin && p.tracks[j].target.isMap {
+				p.tracks[j] = addTrack{target: p.tracks[j].target, known: true}
+			}
+		}
+		p.note(op.Bin, noteCleared, nil)
+
+	default:
+		p.fail(codec.InvalidOperation, "unknown op code %d", op.Code)
+	}
+}
+
+// putItems is a map put of several pairs. The client takes them as a Go map,
+// which also keeps only the last value of a repeated key, as Redis does.
+func (t *translator) putItems(bin string, flags uint32, kv []codec.Value) *as.Operation {
+	m := make(map[any]any, len(kv)/2)
+	for k := 0; k+1 < len(kv); k += 2 {
+		m[toClientKey(kv[k])] = toClient(kv[k+1])
+	}
+	return as.MapPutItemsOp(t.mapPolicy(flags), bin, m)
+}

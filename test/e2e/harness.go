@@ -25,6 +25,7 @@ import (
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
+	"github.com/respike/respike/host/store/aerospike"
 	"github.com/respike/respike/host/store/memory"
 )
 
@@ -98,10 +99,20 @@ type Backend struct {
 	Runtime *module.Runtime
 }
 
-// NewBackend opens a memory store and loads every module in dir, caching
-// compilations in cacheDir.
+// NewBackend opens a store and loads every module in dir, caching
+// compilations in cacheDir. The store is the embedded one, or the Aerospike
+// cluster at RESPIKE_TEST_AEROSPIKE=host:port when that is set (namespace
+// "test", set "respike_e2e"), so every end-to-end and differential test can
+// run against a real server.
 func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) (*Backend, error) {
-	st := memory.New(memory.Options{Databases: 16})
+	var st store.Store = memory.New(memory.Options{Databases: 16})
+	if addr := os.Getenv("RESPIKE_TEST_AEROSPIKE"); addr != "" {
+		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{addr}, Namespace: "test", Set: "respike_e2e"}, logger)
+		if err != nil {
+			return nil, fmt.Errorf("aerospike at %s: %w", addr, err)
+		}
+		st = as
+	}
 	rt, err := module.New(ctx, module.Config{
 		Dir:            dir,
 		CacheDir:       cacheDir,

@@ -2,9 +2,14 @@ package aerospike
 
 import (
 	"context"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
+	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -131,6 +136,61 @@ func BenchmarkExec(b *testing.B) {
 					b.Fatalf("code %d/%d %s", resp.Code, resp.Results[0].Code, resp.Results[0].Msg)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkDirectClient issues GET, SET and INCR straight through the Go
+// client at the concurrency redis-benchmark uses (-c 50), with no respike in
+// between: the baseline scripts/bench-aerospike.sh compares respike against.
+// Skipped without RESPIKE_TEST_AEROSPIKE.
+func BenchmarkDirectClient(b *testing.B) {
+	addr := serverAddr()
+	if addr == "" {
+		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
+	}
+	host, portStr, _ := strings.Cut(addr, ":")
+	port, _ := strconv.Atoi(portStr)
+	client, err := as.NewClient(host, port)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	// Keys spread over 100,000 names, as redis-benchmark -r 100000 does, so
+	// neither side measures one hot record.
+	key := func() *as.Key {
+		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
+		return k
+	}
+	val := []byte("xxx") // redis-benchmark's default 3-byte payload
+	wp := as.NewWritePolicy(0, as.TTLDontExpire)
+	ops := map[string]func() error{
+		"GET": func() error {
+			_, err := client.Get(nil, key(), "v")
+			if err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR) {
+				return nil
+			}
+			return err
+		},
+		"SET": func() error { return client.PutBins(wp, key(), as.NewBin("v", val)) },
+		"INCR": func() error {
+			_, err := client.Operate(wp, key(), as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n"))
+			return err
+		},
+	}
+	for _, name := range []string{"GET", "SET", "INCR"} {
+		op := ops[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := op(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
 	}
 }

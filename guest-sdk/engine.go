@@ -4,16 +4,28 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
+	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/internal/hook"
 )
 
+// The engine runs as Go-compiled WebAssembly on wazero, where every call,
+// taken branch and loop iteration spills and reloads registers and goes
+// through a jump table, and every memory access is bounds-checked: a few
+// lines of Go cost tens of nanoseconds. The path every command takes
+// (start, lookup, steps, request encoding, response decoding) is written to
+// make few calls and branches and no allocation; cold paths live in
+// functions of their own. Measure changes with the host/module benchmarks
+// (BenchmarkExecStrings, BenchmarkDeadlineMechanism/none/echo).
+
 // engine is the module's side of the ABI: the registry filled by init
 // functions and the commands in flight. A wasm module is a process of its
 // own, so the engine is package state, as a main package's would be.
 type engine struct {
-	commands map[string]Step
+	commands map[string]Step // by lower-case name; registration only
+	table    [cmdBuckets][]cmdEntry
+	long     []cmdEntry // names longer than 16 bytes, compared byte by byte
 	manifest codec.Manifest
 	manBuf   []byte
 
@@ -22,11 +34,10 @@ type engine struct {
 
 	in  []byte // host→guest message buffer (respike_buf)
 	dec codec.Decoder
-	st  codec.Start
 
-	// inline runs a request on the host without leaving the guest call when
-	// the store can answer at once; it reports false when the host will
-	// answer through resume instead.
+	// inline stands for the host's exec in native tests (sdktest): it runs
+	// a request at once, or reports false when the host will answer
+	// through resume instead. In wasm, execInline calls the host directly.
 	inline func(req []byte) ([]byte, bool)
 }
 
@@ -68,6 +79,10 @@ func (e *engine) acquire() *Ctx {
 		e.free = e.free[:n-1]
 		return e.ctxs[h]
 	}
+	return e.newCtx()
+}
+
+func (e *engine) newCtx() *Ctx {
 	c := &Ctx{handle: uint32(len(e.ctxs))}
 	e.ctxs = append(e.ctxs, c)
 	return c
@@ -76,58 +91,70 @@ func (e *engine) acquire() *Ctx {
 func (e *engine) release(c *Ctx) {
 	c.next = nil
 	c.pending = false
+	c.vals = c.vals[:0]
+	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls) > 64 || cap(c.vals) > 1024 {
+		c.trim()
+	}
+	e.free = append(e.free, c.handle)
+}
+
+// trim drops the buffers a large command grew.
+func (c *Ctx) trim() {
 	if cap(c.argBuf) > maxKeep {
 		c.argBuf = nil
 	}
 	if cap(c.B) > maxKeep {
 		c.B = nil
 	}
+	if cap(c.reqBuf) > maxKeep {
+		// The calls' encoded ops were as large: drop them too.
+		c.reqBuf = nil
+		c.req.Calls = nil
+	}
 	if cap(c.req.Calls) > 64 {
 		c.req.Calls = nil
 	}
-	c.vals = c.vals[:0]
 	if cap(c.vals) > 1024 {
 		c.vals = nil
 	}
-	e.free = append(e.free, c.handle)
 }
 
 // start runs a new command from a Start message and returns the guest's
 // answer (status byte first). The answer stays valid until the next call.
 func (e *engine) start(msg []byte) []byte {
-	if err := e.dec.DecodeStart(msg, &e.st); err != nil || len(e.st.Args) == 0 {
-		return doneError("ERR respike: malformed start message")
-	}
 	c := e.acquire()
-	c.proto = int(e.st.Proto)
-	c.db = int(e.st.DB)
-	c.clientID = e.st.ClientID
+	// The arguments must outlive the host's buffer, which the next message
+	// overwrites: copy the message once and decode it in place. 16 zero
+	// bytes after it let lookup read the name as whole words.
+	n := len(msg)
+	if cap(c.argBuf) < n+16 {
+		c.argBuf = make([]byte, 0, 2*n+16)
+	}
+	c.argBuf = c.argBuf[:n+16]
+	copy(c.argBuf, msg)
+	binary.LittleEndian.PutUint64(c.argBuf[n:], 0)
+	binary.LittleEndian.PutUint64(c.argBuf[n+8:], 0)
+	if e.dec.DecodeStart(c.argBuf[:n], &c.st) != nil || len(c.st.Args) == 0 {
+		return e.refuse(c, "ERR respike: malformed start message")
+	}
 	c.N = [8]int64{}
 	c.B = c.B[:0]
-	// Copy the arguments: they must outlive the host's buffer.
-	total := 0
-	for _, a := range e.st.Args {
-		total += len(a)
-	}
-	if cap(c.argBuf) < total {
-		c.argBuf = make([]byte, 0, total)
-	}
-	c.argBuf = c.argBuf[:0]
-	c.args = c.args[:0]
-	for _, a := range e.st.Args {
-		off := len(c.argBuf)
-		c.argBuf = append(c.argBuf, a...)
-		c.args = append(c.args, c.argBuf[off:len(c.argBuf):len(c.argBuf)])
-	}
-	c.w.Proto = c.proto
+	c.w.Proto = int(c.st.Proto)
 	c.w.Buf = append(c.w.Buf[:0], codec.StatusDone)
-	run, ok := e.lookup(c.args[0])
-	if !ok {
-		e.release(c)
-		return doneError(fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", c.args[0]))
+	if c.next = e.lookup(c.st.Args[0]); c.next == nil {
+		return e.refuse(c, "")
 	}
-	c.next = run
 	return e.drive(c)
+}
+
+// refuse ends a command that cannot start with an error reply: msg, or
+// the unknown command error when msg is empty.
+func (e *engine) refuse(c *Ctx, msg string) []byte {
+	if msg == "" {
+		msg = fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", c.st.Args[0])
+	}
+	e.release(c)
+	return doneError(msg)
 }
 
 // resume continues the command with handle h with an encoded Response.
@@ -153,36 +180,43 @@ func (e *engine) cancel(h uint32) {
 // deliver decodes a response into c; on a failed request it writes the
 // error reply and reports false.
 func (e *engine) deliver(c *Ctx, msg []byte) bool {
-	kind := c.req.Kind
 	c.pending = false
 	c.vals = c.vals[:0]
-	if err := c.dec().DecodeResponse(msg, kind, &c.res); err != nil {
-		c.resetReply()
-		c.w.Error("ERR respike: malformed store response")
-		return false
-	}
-	if c.res.Code != codec.OK {
-		c.resetReply()
-		c.w.Error(backendError(c.res.Code, c.res.Msg))
+	if err := e.dec.DecodeResponse(msg, c.req.Kind, &c.res); err != nil || c.res.Code != codec.OK {
+		c.requestFailed(err)
 		return false
 	}
 	return true
 }
 
-func (c *Ctx) dec() *codec.Decoder { return &eng.dec }
+// requestFailed replaces the reply with the error of a request that failed
+// as a whole, or whose response did not decode.
+func (c *Ctx) requestFailed(err error) {
+	c.resetReply()
+	if err != nil {
+		c.w.Error("ERR respike: malformed store response")
+		return
+	}
+	c.w.Error(backendError(c.res.Code, c.res.Msg))
+}
 
 func (c *Ctx) resetReply() { c.w.Buf = append(c.w.Buf[:0], codec.StatusDone) }
 
-// drive runs steps until the command replies or waits on the host.
-func (e *engine) drive(c *Ctx) []byte {
+// drive runs steps until the command replies or waits on the host, and
+// turns a panic in a step into an error reply: one deferred recover per
+// guest call, not one per step.
+func (e *engine) drive(c *Ctx) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = e.panicked(c, r)
+		}
+	}()
 	for {
 		step := c.next
 		c.next = nil
 		c.req.Kind = 0
 		c.req.Calls = c.req.Calls[:0]
-		if !e.runStep(c, step) {
-			return e.finish(c)
-		}
+		step(c)
 		if !c.pending {
 			if len(c.w.Buf) == 1 {
 				c.w.Error("ERR respike: command wrote no reply")
@@ -194,33 +228,25 @@ func (e *engine) drive(c *Ctx) []byte {
 		c.reqBuf = append(c.reqBuf[:0], codec.StatusPending, 0, 0, 0, 0)
 		binary.LittleEndian.PutUint32(c.reqBuf[1:], c.handle)
 		c.reqBuf = codec.AppendRequest(c.reqBuf, &c.req)
-		if e.inline != nil {
-			if res, ok := e.inline(c.reqBuf[5:]); ok {
-				if !e.deliver(c, res) {
-					return e.finish(c)
-				}
-				continue
-			}
+		res, ok := e.execInline(c.reqBuf[5:])
+		if !ok {
+			return c.reqBuf
 		}
-		return c.reqBuf
+		if !e.deliver(c, res) {
+			return e.finish(c)
+		}
 	}
 }
 
-// runStep runs one step, turning a panic into an error reply.
-func (e *engine) runStep(c *Ctx, step Step) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.resetReply()
-			c.pending = false
-			c.w.Error(fmt.Sprintf("ERR module panic: %v", r))
-			if debugPanics {
-				debug.PrintStack()
-			}
-			ok = false
-		}
-	}()
-	step(c)
-	return true
+// panicked ends a command whose step panicked with an error reply.
+func (e *engine) panicked(c *Ctx, r any) []byte {
+	c.resetReply()
+	c.pending = false
+	c.w.Error(fmt.Sprintf("ERR module panic: %v", r))
+	if debugPanics {
+		debug.PrintStack()
+	}
+	return e.finish(c)
 }
 
 // finish ends the command and returns its reply. The Ctx's reply buffer is
@@ -256,19 +282,101 @@ func backendError(code codec.Code, msg string) string {
 	return fmt.Sprintf("ERR backend error (code %d): %s", code, msg)
 }
 
-// lookup finds a command by name, case-insensitively, without allocating.
-func (e *engine) lookup(name []byte) (Step, bool) {
-	var tmp [32]byte
-	s := tmp[:0]
-	if len(name) > len(tmp) {
-		s = make([]byte, 0, len(name))
+// Command lookup. A map would hash the name in software and a byte loop
+// would take a branch per byte; instead a name of up to 16 bytes is read as
+// two 64-bit words, lower-cased eight bytes at a time, and found in a small
+// hash table by comparing words.
+
+// cmdBuckets is the size of the command table, a power of two.
+const cmdBuckets = 64
+
+// cmdEntry is a command in the lookup table: its name and, for a name of up
+// to 16 bytes, the name's folded words and length.
+type cmdEntry struct {
+	w0, w1 uint64
+	n      int
+	name   string
+	run    Step
+}
+
+func (e *engine) addCommand(name string, run Step) {
+	if uint(len(name)-1) >= 16 {
+		e.long = append(e.long, cmdEntry{name: name, run: run})
+		return
 	}
-	for _, ch := range name {
+	w0, w1 := nameWords(name)
+	h := cmdHash(w0, w1)
+	e.table[h] = append(e.table[h], cmdEntry{w0: w0, w1: w1, n: len(name), name: name, run: run})
+}
+
+// lookup finds a command by name, case-insensitively, without allocating;
+// it returns nil for an unknown name.
+func (e *engine) lookup(name []byte) Step {
+	if uint(len(name)-1) >= 16 {
+		return e.lookupLong(name)
+	}
+	// Read the 16 bytes from the name's start (the name is in a Ctx's
+	// argBuf, followed by 16 zero bytes), keep the name's own (a shift by 64
+	// or more gives 0, so the masks need no branch) and fold them.
+	p := unsafe.Pointer(unsafe.SliceData(name))
+	bits := uint(len(name)) * 8
+	w0 := lower8(*(*uint64)(p) & (uint64(1)<<bits - 1))
+	w1 := lower8(*(*uint64)(unsafe.Add(p, 8)) & (uint64(1)<<(max(bits, 64)-64) - 1))
+	b := e.table[cmdHash(w0, w1)]
+	for i := range b {
+		if ent := &b[i]; ent.w0 == w0 && ent.w1 == w1 && ent.n == len(name) {
+			return ent.run
+		}
+	}
+	return nil
+}
+
+// lookupLong finds a command whose name is longer than 16 bytes.
+func (e *engine) lookupLong(name []byte) Step {
+	for _, ent := range e.long {
+		if foldEqual(name, ent.name) {
+			return ent.run
+		}
+	}
+	return nil
+}
+
+// nameWords returns a name of 1 to 16 bytes as lookup reads it: two
+// little-endian words, zero-padded, ASCII letters lower-cased.
+func nameWords(name string) (w0, w1 uint64) {
+	var b [16]byte
+	copy(b[:], name)
+	return lower8(binary.LittleEndian.Uint64(b[:])), lower8(binary.LittleEndian.Uint64(b[8:]))
+}
+
+// lower8 lower-cases the ASCII letters among the eight bytes of w without
+// a branch: a byte gets 0x20 added exactly when it is in 'A'..'Z'.
+func lower8(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	h := w &^ highs                  // each byte's low 7 bits
+	geA := h + ones*(0x80-'A')       // high bit set when the byte is >= 'A'
+	gtZ := h + ones*(0x80-'Z'-1)     // high bit set when the byte is > 'Z'
+	upper := geA &^ gtZ &^ w & highs // ... and below 0x80
+	return w | upper>>2              // 0x80>>2 = 0x20
+}
+
+func cmdHash(w0, w1 uint64) int {
+	return int((w0^w1*7)*0x9E3779B97F4A7C15>>58) & (cmdBuckets - 1)
+}
+
+// foldEqual reports whether b equals the lower-case s, ignoring ASCII case.
+func foldEqual(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		ch := b[i]
 		if ch >= 'A' && ch <= 'Z' {
 			ch += 'a' - 'A'
 		}
-		s = append(s, ch)
+		if ch != s[i] {
+			return false
+		}
 	}
-	run, ok := e.commands[string(s)]
-	return run, ok
+	return true
 }

@@ -77,6 +77,7 @@ func Register(cmds ...Command) {
 			panic("sdk: command without Run: " + name)
 		}
 		eng.commands[name] = cmd.Run
+		eng.addCommand(name, cmd.Run)
 		eng.manifest.Commands = append(eng.manifest.Commands, codec.CommandInfo{
 			Name: name, Arity: cmd.Arity, Flags: cmd.Flags,
 			FirstKey: cmd.FirstKey, LastKey: cmd.LastKey, Step: cmd.Step,
@@ -89,13 +90,9 @@ func Register(cmds ...Command) {
 // being built and the results of the last one. A Ctx is reused after the
 // command ends; steps must not retain it.
 type Ctx struct {
-	handle   uint32
-	proto    int
-	db       int
-	clientID uint64
-
-	args   [][]byte
-	argBuf []byte
+	handle uint32
+	argBuf []byte      // a copy of the start message; st.Args alias it
+	st     codec.Start // the decoded start message: arguments, proto, db
 
 	w resp.Writer // reply; Buf[0] is reserved for the status byte
 
@@ -118,28 +115,28 @@ type Ctx struct {
 type Value = codec.Value
 
 // NArg is the number of arguments including the command name.
-func (c *Ctx) NArg() int { return len(c.args) }
+func (c *Ctx) NArg() int { return len(c.st.Args) }
 
 // Arg returns argument i (0 is the command name), or nil if out of range.
 // The bytes stay valid for the whole command.
 func (c *Ctx) Arg(i int) []byte {
-	if i < 0 || i >= len(c.args) {
+	if uint(i) >= uint(len(c.st.Args)) {
 		return nil
 	}
-	return c.args[i]
+	return c.st.Args[i]
 }
 
 // Args returns all arguments, the command name first.
-func (c *Ctx) Args() [][]byte { return c.args }
+func (c *Ctx) Args() [][]byte { return c.st.Args }
 
 // DB is the connection's selected database.
-func (c *Ctx) DB() int { return c.db }
+func (c *Ctx) DB() int { return int(c.st.DB) }
 
 // Proto is the connection's RESP version, 2 or 3.
-func (c *Ctx) Proto() int { return c.proto }
+func (c *Ctx) Proto() int { return int(c.st.Proto) }
 
 // ClientID is the connection's CLIENT ID.
-func (c *Ctx) ClientID() uint64 { return c.clientID }
+func (c *Ctx) ClientID() uint64 { return c.st.ClientID }
 
 // Reply is the reply writer. Write exactly one reply per command.
 func (c *Ctx) Reply() *resp.Writer { return &c.w }
@@ -163,16 +160,15 @@ func (c *Ctx) Values(n int) []Value {
 
 // Record adds a call on key to the next request and returns it for building.
 func (c *Ctx) Record(key []byte) *codec.Call {
-	c.req.Kind = codec.ReqRecords
-	if len(c.req.Calls) < cap(c.req.Calls) {
-		c.req.Calls = c.req.Calls[:len(c.req.Calls)+1]
-	} else {
+	n := len(c.req.Calls)
+	if n == cap(c.req.Calls) {
 		c.req.Calls = append(c.req.Calls, codec.Call{})
 	}
-	call := &c.req.Calls[len(c.req.Calls)-1]
-	call.Key = key
-	call.Policy = codec.Policy{}
-	call.Ops = call.Ops[:0]
+	c.req.Calls = c.req.Calls[:n+1]
+	call := &c.req.Calls[n]
+	// The call encodes its ops as they are added: cheaper in wasm than
+	// building Op structs and encoding them at Exec.
+	call.BeginEncoded(key)
 	return call
 }
 
@@ -180,9 +176,10 @@ func (c *Ctx) Record(key []byte) *codec.Call {
 // results. If the whole request fails (backend unavailable), the command
 // replies with the error and next does not run.
 func (c *Ctx) Exec(next Step) {
-	if c.req.Kind != codec.ReqRecords || len(c.req.Calls) == 0 {
+	if len(c.req.Calls) == 0 {
 		panic("sdk: Exec without Record")
 	}
+	c.req.Kind = codec.ReqRecords
 	c.submit(next)
 }
 

@@ -2,7 +2,11 @@
 
 package sdk
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
 
 // The ABI exports. The host writes a message into the buffer respike_buf
 // returns, then calls respike_start or respike_resume with its length; the
@@ -10,7 +14,7 @@ import "unsafe"
 // the next call.
 
 //go:wasmexport respike_abi
-func wasmABI() uint32 { return 1 }
+func wasmABI() uint32 { return codec.ABIVersion }
 
 //go:wasmexport respike_manifest
 func wasmManifest() uint64 { return pack(eng.manifestBytes()) }
@@ -57,20 +61,27 @@ func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[:1][0]))) }
 // still hold the start message the current step's arguments were copied from.
 var inlineBuf = make([]byte, 4096)
 
-func init() {
-	eng.inline = func(req []byte) ([]byte, bool) {
-		n := hostExec(ptr(req), uint32(len(req)), ptr(inlineBuf), uint32(len(inlineBuf)))
-		if n == 0 {
-			return nil, false
-		}
-		if n < 0 {
-			inlineBuf = make([]byte, int(-n)+int(-n)/4)
-			n = hostTake(ptr(inlineBuf), uint32(len(inlineBuf)))
-			if n <= 0 {
-				// The request ran; running it again would repeat its writes.
-				panic("sdk: the host lost an inline response")
-			}
-		}
-		return inlineBuf[:n], true
+// execInline asks the host to run req at once. It is a direct call, not
+// through a func value: on the path of every command.
+func (e *engine) execInline(req []byte) ([]byte, bool) {
+	n := hostExec(ptr(req), uint32(len(req)), ptr(inlineBuf), uint32(len(inlineBuf)))
+	if n <= 0 {
+		return takeInline(n)
 	}
+	return inlineBuf[:n], true
+}
+
+// takeInline handles the rarer answers of hostExec: 0, the host answers
+// through resume; -n, the response needs n bytes.
+func takeInline(n int32) ([]byte, bool) {
+	if n == 0 {
+		return nil, false
+	}
+	inlineBuf = make([]byte, int(-n)+int(-n)/4)
+	n = hostTake(ptr(inlineBuf), uint32(len(inlineBuf)))
+	if n <= 0 {
+		// The request ran; running it again would repeat its writes.
+		panic("sdk: the host lost an inline response")
+	}
+	return inlineBuf[:n], true
 }

@@ -7,36 +7,75 @@ package codec
 //
 // None of them allocates once the Call's op slice has grown.
 
+// BeginEncoded empties c to build a call on key whose builder methods encode
+// each op as it is added, for AppendRequest to copy, instead of appending it
+// to Ops, which stays empty (decode the request to read the ops back). The
+// guest SDK's Record uses it: in WebAssembly, building Op structs to encode
+// them later costs more than the rest of a simple command. Values passed to
+// a builder method are read when the op is added.
+func (c *Call) BeginEncoded(key []byte) {
+	c.Key = key
+	c.Policy = Policy{}
+	c.Ops = c.Ops[:0]
+	c.enc = c.enc[:0]
+	c.nenc = 0
+	c.encoded = true
+}
+
 func (c *Call) op(o Op) *Call {
+	if c.encoded {
+		c.enc = appendOp(c.enc, &o)
+		c.nenc++
+		return c
+	}
 	c.Ops = append(c.Ops, o)
 	return c
 }
 
+// binOp adds an op that takes at most a bin; valueOp one that takes a bin
+// and a value. In encoded mode they build no Op.
+func (c *Call) binOp(code OpCode, bin string) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: code, Bin: bin})
+	}
+	c.enc = appendBinOp(c.enc, code, bin)
+	c.nenc++
+	return c
+}
+
+func (c *Call) valueOp(code OpCode, bin string, v *Value) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: code, Bin: bin, Value: *v})
+	}
+	c.enc = appendValueOp(c.enc, code, bin, v)
+	c.nenc++
+	return c
+}
+
 // Get reads one bin; bin "" reads all bins as a map of bin name → value.
-func (c *Call) Get(bin string) *Call { return c.op(Op{Code: OpGet, Bin: bin}) }
+func (c *Call) Get(bin string) *Call { return c.binOp(OpGet, bin) }
 
 // Header makes the call report the record's generation and TTL without
 // reading bins.
-func (c *Call) Header() *Call { return c.op(Op{Code: OpGetHeader}) }
+func (c *Call) Header() *Call { return c.binOp(OpGetHeader, "") }
 
 // Put writes a bin.
-func (c *Call) Put(bin string, v Value) *Call { return c.op(Op{Code: OpPut, Bin: bin, Value: v}) }
+func (c *Call) Put(bin string, v Value) *Call { return c.valueOp(OpPut, bin, &v) }
 
 // Add adds an integer or float to a numeric bin (a missing bin counts as 0).
-func (c *Call) Add(bin string, delta Value) *Call {
-	return c.op(Op{Code: OpAdd, Bin: bin, Value: delta})
-}
+func (c *Call) Add(bin string, delta Value) *Call { return c.valueOp(OpAdd, bin, &delta) }
 
 // Append appends bytes to a blob bin (a missing bin counts as empty).
 func (c *Call) Append(bin string, b []byte) *Call {
-	return c.op(Op{Code: OpAppend, Bin: bin, Value: Bytes(b)})
+	v := Bytes(b)
+	return c.valueOp(OpAppend, bin, &v)
 }
 
 // Delete deletes the record.
-func (c *Call) Delete() *Call { return c.op(Op{Code: OpDelete}) }
+func (c *Call) Delete() *Call { return c.binOp(OpDelete, "") }
 
 // Touch applies the policy's TTL to an existing record.
-func (c *Call) Touch() *Call { return c.op(Op{Code: OpTouch}) }
+func (c *Call) Touch() *Call { return c.binOp(OpTouch, "") }
 
 // Op appends any op.
 func (c *Call) Op(o Op) *Call { return c.op(o) }
@@ -53,7 +92,7 @@ func (c *Call) MapIncrement(bin string, flags uint32, key, delta Value) *Call {
 }
 
 // MapSize returns the number of items in a map bin (0 when absent).
-func (c *Call) MapSize(bin string) *Call { return c.op(Op{Code: OpMapSize, Bin: bin}) }
+func (c *Call) MapSize(bin string) *Call { return c.binOp(OpMapSize, bin) }
 
 // MapGetByKeys returns the items with the given keys, per ret.
 func (c *Call) MapGetByKeys(bin string, ret MapReturn, keys []Value) *Call {
@@ -91,7 +130,7 @@ func (c *Call) MapGetByKeyRange(bin string, ret MapReturn, begin, end Value) *Ca
 }
 
 // MapClear removes every item of a map bin.
-func (c *Call) MapClear(bin string) *Call { return c.op(Op{Code: OpMapClear, Bin: bin}) }
+func (c *Call) MapClear(bin string) *Call { return c.binOp(OpMapClear, bin) }
 
 // Guard makes the call fail with FilteredOut unless the record is absent or
 // of type tag t.

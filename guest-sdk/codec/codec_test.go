@@ -118,3 +118,148 @@ func BenchmarkDecodeResponseGET(b *testing.B) {
 		}
 	}
 }
+
+// TestEncodedCallsEncodeAsOps checks that a call built with BeginEncoded
+// (ops encoded as they are added) encodes exactly as the same call built
+// into Ops, for every builder method.
+func TestEncodedCallsEncodeAsOps(t *testing.T) {
+	build := func(c *Call) {
+		c.Guard(TypeHash).Exists(ExistsUpdateOnly).Expire(30).Generation(4).DeleteIfEmpty(BinValue).
+			Get(BinValue).Get("").Header().Put(BinType, Str(TypeHash)).Put(BinValue, Nil).
+			Add(BinValue, Int(-7)).Add(BinValue, Float(0.5)).Append(BinValue, []byte("xy")).
+			Delete().Touch().
+			MapPut(BinValue, MapWriteCreateOnly|MapOrderKey, []Value{Bytes([]byte("f")), Int(1)}).
+			MapIncrement(BinValue, MapOrderKeyValue, Bytes([]byte("f")), Float(2)).
+			MapSize(BinValue).MapGetByKeys(BinValue, ReturnKeyValue, []Value{Bytes([]byte("f"))}).
+			MapRemoveByKeys(BinValue, ReturnCount, []Value{Bytes(nil)}).
+			MapGetByIndex(BinValue, ReturnKey, -2, -1).MapRemoveByIndex(BinValue, ReturnValue, 0, 1).
+			MapGetByRank(BinValue, ReturnKeyValue, 1, 2).
+			MapGetByValueRange(BinValue, ReturnKey, Nil, Float(3)).
+			MapGetByKeyRange(BinValue, ReturnKey, Bytes([]byte("a")), Nil).
+			MapClear(BinValue).Op(Op{Code: OpGet, Bin: "x", Return: ReturnExists})
+	}
+	plain := Call{Key: []byte("key")}
+	build(&plain)
+	var enc Call
+	enc.Ops = append(enc.Ops, Op{Code: OpDelete}) // stale state BeginEncoded must clear
+	enc.BeginEncoded([]byte("key"))
+	build(&enc)
+	if len(enc.Ops) != 0 {
+		t.Fatalf("encoded call has %d Ops", len(enc.Ops))
+	}
+	want := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{plain}})
+	got := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{enc}})
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoded call:\n%x\nwant\n%x", got, want)
+	}
+	var d Decoder
+	var req Request
+	if err := d.DecodeRequest(got, &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Calls[0].Ops) != len(plain.Ops) || req.Calls[0].Policy != plain.Policy {
+		t.Fatalf("decoded %d ops, policy %+v; want %d, %+v", len(req.Calls[0].Ops), req.Calls[0].Policy, len(plain.Ops), plain.Policy)
+	}
+	for i, o := range req.Calls[0].Ops {
+		w := plain.Ops[i]
+		if o.Code != w.Code || o.Bin != w.Bin || o.Return != w.Return || o.Index != w.Index || o.Count != w.Count ||
+			o.Flags != w.Flags || !o.Value.Equal(w.Value) || !o.Value2.Equal(w.Value2) || !List(o.Values...).Equal(List(w.Values...)) {
+			t.Fatalf("op %d = %+v, want %+v", i, o, w)
+		}
+	}
+}
+
+// TestResponseEdgeCases covers what the records fast path hands to slower
+// paths: a message on an OK result or response, nested collections, values
+// of every kind, and decoder reuse across shapes.
+func TestResponseEdgeCases(t *testing.T) {
+	resp := Response{Msg: "note", Results: []Result{
+		{Code: OK, Msg: "fine", Generation: 1 << 31, TTL: 1 << 40, Values: []Value{
+			Nil, Int(-1), Bool(true), Float(-0.25), Bytes([]byte("b")), Str("s"),
+			List(Int(1), List(), Map(Bytes([]byte("k")), Nil)), Map(),
+		}},
+		{Code: NotFound, Values: []Value{Nil}},
+	}}
+	b := AppendResponse(nil, ReqRecords, &resp)
+	var d Decoder
+	var got Response
+	for range 2 {
+		if err := d.DecodeResponse(b, ReqRecords, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Msg != "note" || len(got.Results) != 2 || got.Results[0].Msg != "fine" ||
+			got.Results[0].Generation != 1<<31 || got.Results[0].TTL != 1<<40 || got.Results[1].Code != NotFound {
+			t.Fatalf("got %+v", got)
+		}
+		if want := List(resp.Results[0].Values...); !List(got.Results[0].Values...).Equal(want) {
+			t.Fatalf("values %+v, want %+v", got.Results[0].Values, want.List)
+		}
+		// A scan in between must not leave state behind.
+		scan := AppendResponse(nil, ReqScan, &Response{Scan: ScanPage{Cursor: 3, Keys: [][]byte{[]byte("a")}}})
+		if err := d.DecodeResponse(scan, ReqScan, &got); err != nil || got.Scan.Cursor != 3 {
+			t.Fatalf("scan: %v %+v", err, got.Scan)
+		}
+	}
+	if err := d.DecodeResponse(b, ReqRecords, &got); err != nil || got.Scan.Cursor != 0 || len(got.Scan.Keys) != 0 {
+		t.Fatalf("records after scan: %v %+v", err, got.Scan)
+	}
+	deep := Value{Kind: KindList}
+	for range maxDepth + 1 {
+		deep = List(deep)
+	}
+	b = AppendResponse(nil, ReqRecords, &Response{Results: []Result{{Values: []Value{deep}}}})
+	if err := d.DecodeResponse(b, ReqRecords, &got); err == nil {
+		t.Fatal("nesting deeper than maxDepth accepted")
+	}
+}
+
+// TestTruncatedMessagesAreErrors checks that every strict prefix of a
+// response or start message fails to decode rather than panicking or
+// decoding silently.
+func TestTruncatedMessagesAreErrors(t *testing.T) {
+	resp := AppendResponse(nil, ReqRecords, &Response{Results: []Result{
+		{Generation: 2, TTL: -1, Values: []Value{Bytes([]byte("value")), Int(5), List(Str("x"))}},
+		{Code: FilteredOut, Msg: "guard"},
+	}})
+	var d Decoder
+	var r Response
+	for i := range len(resp) {
+		if err := d.DecodeResponse(resp[:i], ReqRecords, &r); err == nil {
+			t.Fatalf("response truncated at %d of %d decoded", i, len(resp))
+		}
+	}
+	start := AppendStart(nil, &Start{Proto: 3, DB: 7, ClientID: 9, Args: [][]byte{[]byte("GET"), []byte("k")}})
+	var s Start
+	for i := range len(start) {
+		if err := d.DecodeStart(start[:i], &s); err == nil {
+			t.Fatalf("start truncated at %d of %d decoded", i, len(start))
+		}
+	}
+	if err := d.DecodeStart(start, &s); err != nil || s.Proto != 3 || s.DB != 7 || s.ClientID != 9 || string(s.Args[1]) != "k" {
+		t.Fatalf("start: %v %+v", err, s)
+	}
+}
+
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add(AppendResponse(nil, ReqRecords, &Response{Results: []Result{{Values: []Value{Bytes([]byte("v")), List(Int(1))}}}}))
+	f.Add(AppendResponse(nil, ReqRecords, &Response{Code: Timeout, Msg: "slow"}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d Decoder
+		var r Response
+		_ = d.DecodeResponse(b, ReqRecords, &r) // must not panic
+		_ = d.DecodeResponse(b, ReqScan, &r)
+		var s Start
+		_ = d.DecodeStart(b, &s)
+	})
+}
+
+func BenchmarkAppendRequestGET(b *testing.B) {
+	var c Call
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		c.BeginEncoded([]byte("key"))
+		c.Guard(TypeString).Get(BinValue)
+		buf = AppendRequest(buf[:0], &Request{Kind: ReqRecords, Calls: []Call{c}})
+	}
+}

@@ -10,7 +10,7 @@ package codec
 
 // ABIVersion is the version of the host↔guest ABI. A module exports it as
 // respike_abi; the host refuses modules with another version.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Bin names and type tags shared by every built-in module. Bin names must stay
 // within Aerospike's 15-byte limit.
@@ -263,6 +263,12 @@ type Call struct {
 	Key    []byte
 	Policy Policy
 	Ops    []Op
+
+	// A call begun with BeginEncoded keeps its ops encoded in enc (nenc of
+	// them) instead of in Ops.
+	enc     []byte
+	nenc    uint32
+	encoded bool
 }
 
 // RequestKind is what a Request asks of the store.

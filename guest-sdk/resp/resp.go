@@ -28,6 +28,10 @@ func (w *Writer) Reset(proto int) {
 func (w *Writer) RESP3() bool { return w.Proto == 3 }
 
 func (w *Writer) header(c byte, n int64) {
+	if uint64(n) < 10 { // most headers: a one-digit length or integer
+		w.Buf = append(w.Buf, c, byte('0'+n), '\r', '\n')
+		return
+	}
 	w.Buf = append(w.Buf, c)
 	w.Buf = strconv.AppendInt(w.Buf, n, 10)
 	w.Buf = append(w.Buf, '\r', '\n')

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -84,6 +87,74 @@ func BenchmarkExecGET(b *testing.B) {
 			}
 		})
 	})
+}
+
+// stringsModule builds commands/strings once per test binary run, for the
+// benchmarks of real commands.
+var stringsModule = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(modDir, "strings.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/strings")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build strings module: %v\n%s", err, msg)
+	}
+	return out, nil
+})
+
+// BenchmarkExecStrings measures whole Execs of the commands/strings module's
+// hot commands on the embedded memory store (inline, as the daemon runs
+// them), and ECHO of the kv test module for the bare cost of a command
+// that makes no store request.
+//
+//	go test -run '^$' -bench BenchmarkExecStrings -benchtime 20000x ./host/module
+func BenchmarkExecStrings(b *testing.B) {
+	path, err := stringsModule()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := memory.New(memory.Options{})
+	defer st.Close()
+	kv := newRuntime(b, Config{}, st, "kv.wasm")
+	r := newRuntime(b, Config{}, st)
+	if _, err := r.Load(context.Background(), path); err != nil {
+		b.Fatal(err)
+	}
+	do(b, r, "set", "key", "value")
+	do(b, r, "set", "n", "1")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // reply prefix
+	}{
+		{"ECHO", []string{"ECHO", "value"}, "$5\r\nvalue\r\n"}, // kv
+		{"GET", []string{"GET", "key"}, "$5\r\nvalue\r\n"},
+		{"SET", []string{"SET", "key", "value"}, "+OK\r\n"},
+		{"SET-EX", []string{"SET", "key", "value", "EX", "100"}, "+OK\r\n"},
+		{"INCR", []string{"INCR", "n"}, ":"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			rt := r
+			if tc.name == "ECHO" {
+				rt = kv
+			}
+			cmd := rt.Lookup([]byte(tc.args[0]))
+			start := &codec.Start{Proto: 2}
+			for _, a := range tc.args {
+				start.Args = append(start.Args, []byte(a))
+			}
+			ctx := context.Background()
+			var out []byte
+			b.ReportAllocs()
+			cpu := cpuNanos()
+			for b.Loop() {
+				out = rt.Exec(ctx, cmd, start, out[:0])
+			}
+			reportCPU(b, cpu)
+			if !strings.HasPrefix(string(out), tc.want) {
+				b.Fatalf("%s = %q", tc.name, out)
+			}
+		})
+	}
 }
 
 // BenchmarkDeadlineMechanism compares the ways of keeping a guest stoppable

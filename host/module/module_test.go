@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -434,7 +435,7 @@ func TestRefusals(t *testing.T) {
 		{write("initrap.wasm", initTrap.wasm()), "instantiate: wasm error: unreachable"},
 		{write("garbage.wasm", []byte("not wasm at all")), "not a WebAssembly 1.0 binary"},
 		{write("noexport.wasm", noExport.wasm()), "missing export respike_start"},
-		{write("oldabi.wasm", oldABI.wasm()), "ABI version 99, this host speaks 1"},
+		{write("oldabi.wasm", oldABI.wasm()), "ABI version 99, this host speaks " + strconv.Itoa(int(codec.ABIVersion))},
 		{filepath.Join(dir, "absent.wasm"), "no such file"},
 		// A refused new version of a loaded module leaves the old one serving.
 		{write("v2/kv.wasm", initTrap.wasm()), "instantiate:"},

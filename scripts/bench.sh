@@ -25,7 +25,7 @@ rpid=$!
 ./bin/respike -config proxy.toml -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
 ppid_=$!
 for port in "$RPORT" "$PPORT"; do
-	for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	for _ in $(seq 1200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 	redis-cli -p "$port" ping >/dev/null || { echo "bench: server on $port did not start"; cat "$tmp"/*.log; exit 1; }
 done
 

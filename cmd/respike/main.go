@@ -2,8 +2,12 @@
 // modules. It reads proxy.toml (or the file given with -config), opens the
 // configured store, loads the command modules and serves RESP clients.
 //
-// Signals: SIGINT and SIGTERM stop it gracefully; SIGHUP reloads the
-// commands folder.
+// The commands folder is watched: a .wasm file dropped, replaced or removed
+// there is loaded, swapped in or unloaded while clients keep being served
+// (write a new file under a name starting with a dot, then rename it into
+// place). Signals: SIGINT and SIGTERM stop it gracefully; SIGHUP reconciles
+// the commands folder again (unchanged modules are not recompiled, refused
+// ones are retried).
 package main
 
 import (
@@ -25,6 +29,7 @@ import (
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/memory"
+	"github.com/respike/respike/host/watch"
 )
 
 // defaultConfig is read when -config is not given and the file exists.
@@ -41,7 +46,11 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Log.Level)}))
-	if err := run(cfg, log); err != nil {
+	// Catch signals first: loading modules can take seconds, and SIGHUP's
+	// default action would end the process.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	if err := run(cfg, log, sigs, nil); err != nil {
 		log.Error("respike stopped", "err", err)
 		os.Exit(1)
 	}
@@ -82,14 +91,10 @@ func logLevel(s string) slog.Level {
 	return slog.LevelInfo
 }
 
-// run serves until SIGINT or SIGTERM.
-func run(cfg config.Config, log *slog.Logger) error {
-	// Catch signals first: loading modules can take seconds, and SIGHUP's
-	// default action would end the process.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-
+// run serves until SIGINT or SIGTERM arrives on sigs; SIGHUP reconciles
+// the commands folder. ready, if not nil, is called with the address served
+// once the modules are loaded and the listener is open.
+func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(addr string)) error {
 	ctx := context.Background()
 	st, err := openStore(ctx, cfg)
 	if err != nil {
@@ -116,7 +121,24 @@ func run(cfg config.Config, log *slog.Logger) error {
 			log.Warn("closing the module runtime", "err", err)
 		}
 	}()
-	loadModules(ctx, rt, cfg.Commands.Dir, log)
+
+	// The watcher loads the folder before the server starts, then keeps
+	// the runtime in step with it: it swaps in new and changed files and
+	// unloads removed ones. It stops before the runtime closes.
+	w := watch.New(cfg.Commands.Dir, rt, log, 0)
+	rescan(ctx, w, cfg.Commands.Dir, log)
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		if err := w.Run(watchCtx); err != nil {
+			log.Warn("not watching the commands folder: changes load on SIGHUP only", "err", err)
+		}
+	}()
+	defer func() {
+		stopWatching()
+		<-watching
+	}()
 
 	srv := server.New(cfg, rt, st, log)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
@@ -127,6 +149,9 @@ func run(cfg config.Config, log *slog.Logger) error {
 		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
 
 	for {
 		select {
@@ -134,8 +159,8 @@ func run(cfg config.Config, log *slog.Logger) error {
 			return err
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				log.Info("SIGHUP: reloading the commands folder", "dir", cfg.Commands.Dir)
-				loadModules(ctx, rt, cfg.Commands.Dir, log)
+				log.Info("SIGHUP: reconciling the commands folder", "dir", cfg.Commands.Dir)
+				rescan(ctx, w, cfg.Commands.Dir, log)
 				continue
 			}
 			log.Info("stopping", "signal", sig.String())
@@ -149,10 +174,11 @@ func run(cfg config.Config, log *slog.Logger) error {
 	}
 }
 
-// loadModules loads the commands folder; a missing folder leaves respike
-// serving its built-in commands only.
-func loadModules(ctx context.Context, rt *module.Runtime, dir string, log *slog.Logger) {
-	if err := rt.LoadDir(ctx); err != nil {
+// rescan reconciles the commands folder: new and changed modules load,
+// refused ones are retried, unchanged ones are left serving. A missing
+// folder leaves respike serving its built-in commands only.
+func rescan(ctx context.Context, w *watch.Watcher, dir string, log *slog.Logger) {
+	if err := w.Rescan(ctx); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			log.Warn("commands folder missing: serving built-in commands only; run `make commands`", "dir", dir)
 			return

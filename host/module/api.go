@@ -53,8 +53,24 @@ type ModuleInfo struct {
 	Path     string
 	Commands []string
 	LoadedAt time.Time
+	// LoadDuration is how long loading the serving version took, from
+	// reading its file to serving it: compile, instantiate, validate.
+	LoadDuration time.Duration
+	// Swaps counts the new file versions that replaced a serving one.
+	Swaps int64
 	// LastError is the reason the newest file version was refused, if it was.
 	LastError string
+}
+
+// Stats counts what happened to modules since the runtime started.
+type Stats struct {
+	Loads    int64 // a module started serving where none of its name did
+	Swaps    int64 // a new version replaced a serving one
+	Refusals int64 // a file was refused; the previous state kept serving
+	Unloads  int64 // a serving module was removed
+	// Draining is the number of replaced or unloaded versions that still
+	// run commands; each closes its instances when its last command ends.
+	Draining int64
 }
 
 // Runtime holds the loaded modules. Its methods are safe for concurrent use.
@@ -67,6 +83,7 @@ type ModuleInfo struct {
 //	(*Runtime).Lookup(name []byte) *Command            // case-insensitive; nil when unknown; lock-free
 //	(*Runtime).Commands() []*Command                  // every served command, sorted by name
 //	(*Runtime).Modules() []ModuleInfo                 // sorted by name
+//	(*Runtime).Stats() Stats                          // load, swap and refusal counts
 //	(*Runtime).Exec(ctx, cmd *Command, start *codec.Start, out []byte) []byte
 //	(*Runtime).Close(ctx) error
 //

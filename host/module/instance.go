@@ -25,6 +25,8 @@ type version struct {
 	manifest    codec.Manifest
 	cmds        []*Command
 	loadedAt    time.Time
+	loadDur     time.Duration // set before the version is published
+	swaps       int64         // the module's swaps, this one included
 	compiled    wazero.CompiledModule
 	deadlineErr []byte // the reply of a command that exceeded the deadline
 
@@ -36,6 +38,9 @@ type version struct {
 	// refs counts the registry's reference and the commands in flight; the
 	// version closes when it drops to zero and can never be revived.
 	refs atomic.Int64
+	// retired is set when the registry drops the version (swap or unload):
+	// it counts in Stats.Draining until it closes.
+	retired atomic.Bool
 }
 
 func (v *version) info() ModuleInfo {
@@ -43,7 +48,15 @@ func (v *version) info() ModuleInfo {
 	for i, c := range v.cmds {
 		names[i] = c.Info.Name
 	}
-	return ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names, LoadedAt: v.loadedAt}
+	return ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names,
+		LoadedAt: v.loadedAt, LoadDuration: v.loadDur, Swaps: v.swaps}
+}
+
+// retire drops the registry's reference of a version it no longer holds.
+func (v *version) retire() {
+	v.retired.Store(true)
+	v.rt.draining.Add(1)
+	v.unref()
 }
 
 // ref takes a reference unless the version has closed.
@@ -67,6 +80,9 @@ func (v *version) unref() {
 
 // close closes the version's instances and compiled code.
 func (v *version) close() {
+	if v.retired.Load() {
+		v.rt.draining.Add(-1)
+	}
 	for _, s := range v.slots {
 		s.mu.Lock()
 		if s.inst != nil {

@@ -50,6 +50,9 @@ type Runtime struct {
 	mu       sync.Mutex // serialises Load, Unload and Close
 	closed   bool
 	stopping atomic.Bool // Close was called: guests stop at their next tick
+
+	// Stats counters.
+	loads, swaps, refusals, unloads, draining atomic.Int64
 }
 
 // registry is an immutable snapshot of the loaded modules; Load and Unload
@@ -179,8 +182,10 @@ func (r *Runtime) Load(ctx context.Context, path string) (ModuleInfo, error) {
 	if r.closed {
 		return ModuleInfo{}, fmt.Errorf("module %s: runtime closed", path)
 	}
+	start := time.Now()
 	v, err := r.prepare(ctx, name, path)
 	if err != nil {
+		r.refusals.Add(1)
 		err = fmt.Errorf("module %s: %w", path, err)
 		r.publish(func(g *registry) {
 			info := ModuleInfo{Name: name, Path: path}
@@ -193,17 +198,24 @@ func (r *Runtime) Load(ctx context.Context, path string) (ModuleInfo, error) {
 		r.log.Error("module refused", "module", name, "path", path, "err", err)
 		return ModuleInfo{}, err
 	}
-	var old *version
+	old := r.reg.Load().mods[name]
+	if old != nil {
+		v.swaps = old.swaps + 1
+	}
+	v.loadDur = time.Since(start) // publishing takes microseconds more
 	r.publish(func(g *registry) {
-		old = g.mods[name]
 		g.mods[name] = v
 		delete(g.refused, name)
 	})
 	if old != nil {
-		old.unref() // closes its instances once its commands in flight end
-		r.log.Info("module swapped", "module", name, "path", path, "version", v.manifest.Version, "old_version", old.manifest.Version)
+		r.swaps.Add(1)
+		old.retire() // closes its instances once its commands in flight end
+		r.log.Info("module swapped", "module", name, "path", path, "version", v.manifest.Version,
+			"old_version", old.manifest.Version, "took", v.loadDur)
 	} else {
-		r.log.Info("module loaded", "module", name, "path", path, "version", v.manifest.Version, "commands", len(v.cmds))
+		r.loads.Add(1)
+		r.log.Info("module loaded", "module", name, "path", path, "version", v.manifest.Version,
+			"commands", len(v.cmds), "took", v.loadDur)
 	}
 	return v.info(), nil
 }
@@ -394,7 +406,8 @@ func (r *Runtime) Unload(name string) error {
 		delete(g.refused, name)
 	})
 	if v != nil {
-		v.unref()
+		r.unloads.Add(1)
+		v.retire()
 		r.log.Info("module unloaded", "module", name)
 	}
 	return nil
@@ -434,6 +447,17 @@ func (r *Runtime) Modules() []ModuleInfo {
 	}
 	slices.SortFunc(out, func(a, b ModuleInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// Stats returns the runtime's load, swap and refusal counts.
+func (r *Runtime) Stats() Stats {
+	return Stats{
+		Loads:    r.loads.Load(),
+		Swaps:    r.swaps.Load(),
+		Refusals: r.refusals.Load(),
+		Unloads:  r.unloads.Load(),
+		Draining: r.draining.Load(),
+	}
 }
 
 // Close unloads every module and releases the runtime. Commands still in

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/module"
 )
 
 // INFO and TIME.
@@ -109,9 +110,20 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("master_replid", s.runID)
 		line("master_repl_offset", 0)
 	case "modules":
+		// Totals first (respike's), then Redis's one line per module, with
+		// ver as Redis's integer and respike's fields after it.
+		if rt, ok := s.rt.(interface{ Stats() module.Stats }); ok {
+			st := rt.Stats()
+			line("module_loads", st.Loads)
+			line("module_swaps", st.Swaps)
+			line("module_refusals", st.Refusals)
+			line("module_unloads", st.Unloads)
+			line("module_versions_draining", st.Draining)
+		}
 		for _, m := range s.rt.Modules() {
-			v := fmt.Sprintf("name=%s,ver=%s,path=%s,commands=%d",
-				infoValue(m.Name), infoValue(m.Version), infoValue(m.Path), len(m.Commands))
+			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d",
+				infoValue(m.Name), versionNumber(m.Version), infoValue(m.Version), infoValue(m.Path),
+				len(m.Commands), m.Swaps, m.LoadDuration.Microseconds())
 			if m.LastError != "" {
 				v += ",last_error=" + infoValue(m.LastError)
 			}

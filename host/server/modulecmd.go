@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MODULE subcommands: list, load and unload command modules.
@@ -24,13 +25,16 @@ func (c *client) moduleAllowed() bool {
 }
 
 // cmdModuleList answers Redis's shape (name, ver, path, args) plus
-// respike's own fields: version as written in the manifest, commands, and
-// the reason the newest file was refused, if it was.
+// respike's own fields: the version as the manifest writes it, the commands
+// the module serves, when its serving version was loaded (Unix time in
+// milliseconds, 0 when none is), how long that load took, how many times a
+// new file replaced a serving one, and why the newest file was refused, if
+// it was ("" otherwise).
 func cmdModuleList(c *client, _ [][]byte) {
 	mods := c.s.rt.Modules()
 	c.w.Array(len(mods))
 	for _, m := range mods {
-		c.w.Map(7)
+		c.w.Map(10)
 		c.w.BulkString("name")
 		c.w.BulkString(m.Name)
 		c.w.BulkString("ver")
@@ -46,13 +50,32 @@ func cmdModuleList(c *client, _ [][]byte) {
 		for _, name := range m.Commands {
 			c.w.BulkString(name)
 		}
+		c.w.BulkString("loaded_at")
+		c.w.Int(unixMilli(m.LoadedAt))
+		c.w.BulkString("load_usec")
+		c.w.Int(m.LoadDuration.Microseconds())
+		c.w.BulkString("swaps")
+		c.w.Int(m.Swaps)
 		c.w.BulkString("last_error")
 		c.w.BulkString(m.LastError)
 	}
 }
 
-// versionNumber encodes "major.minor.patch" as Redis module versions are
-// numbered, major*10000 + minor*100 + patch; 0 when it does not parse.
+// unixMilli is t in Unix milliseconds, 0 for the zero time.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// versionNumber encodes a manifest's "major.minor.patch" the way Redis
+// numbers module versions (MODULE LIST "ver", INFO modules "ver"):
+// major*10000 + minor*100 + patch, so "1.2.3" is 10203 and "2" is 20000. A
+// leading "v" and a suffix such as "-rc1" are ignored, a minor or patch
+// above 99 counts as 99 so that it cannot spill into the next field, and a
+// version that does not parse is 0. The string itself is reported as
+// "version".
 func versionNumber(v string) int64 {
 	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
 	var n int64
@@ -65,8 +88,11 @@ func versionNumber(v string) int64 {
 			digits = digits[:j]
 		}
 		d, err := strconv.ParseInt(digits, 10, 64)
-		if err != nil {
+		if err != nil || d >= 1e12 { // absurd, and would overflow
 			return 0
+		}
+		if i > 0 {
+			d = min(d, 99)
 		}
 		n += d * mult
 	}

@@ -560,7 +560,7 @@ func TestInfo(t *testing.T) {
 			t.Errorf("errorstats %q lacks %q", es, want)
 		}
 	}
-	if got := c.do("info", "modules"); !strings.Contains(got, "module:name=test,ver=1.2.3,path=/x/test.wasm,commands=4\r\n") {
+	if got := c.do("info", "modules"); !strings.Contains(got, "module:name=test,ver=10203,version=1.2.3,path=/x/test.wasm,commands=4,swaps=0,load_usec=0\r\n") {
 		t.Fatalf("modules: %q", got)
 	}
 	def := c.do("info")
@@ -722,8 +722,9 @@ func TestModuleAdminCommands(t *testing.T) {
 	rt := newFakeRuntime()
 	_, addr := startServer(t, testConfig(), rt, nil)
 	c := dial(t, addr)
-	want := "*1\r\n*14\r\n$4\r\nname\r\n$4\r\ntest\r\n$3\r\nver\r\n:10203\r\n$4\r\npath\r\n$12\r\n/x/test.wasm\r\n$4\r\nargs\r\n*0\r\n" +
-		"$7\r\nversion\r\n$5\r\n1.2.3\r\n$8\r\ncommands\r\n*4\r\n$5\r\nfecho\r\n$5\r\nffail\r\n$4\r\nfget\r\n$5\r\nfmset\r\n$10\r\nlast_error\r\n$0\r\n\r\n"
+	want := "*1\r\n*20\r\n$4\r\nname\r\n$4\r\ntest\r\n$3\r\nver\r\n:10203\r\n$4\r\npath\r\n$12\r\n/x/test.wasm\r\n$4\r\nargs\r\n*0\r\n" +
+		"$7\r\nversion\r\n$5\r\n1.2.3\r\n$8\r\ncommands\r\n*4\r\n$5\r\nfecho\r\n$5\r\nffail\r\n$4\r\nfget\r\n$5\r\nfmset\r\n" +
+		"$9\r\nloaded_at\r\n:0\r\n$9\r\nload_usec\r\n:0\r\n$5\r\nswaps\r\n:0\r\n$10\r\nlast_error\r\n$0\r\n\r\n"
 	if got := c.do("module", "list"); got != want {
 		t.Fatalf("MODULE LIST:\n got %q\nwant %q", got, want)
 	}

@@ -1,16 +1,24 @@
 // Package watch keeps a module runtime in step with its commands folder: a
 // new or changed .wasm file is loaded (and swapped in when it validates), a
 // removed one is unloaded. Events are debounced so a file being written is
-// loaded once, after the writes stop.
+// loaded once, after the writes stop; content hashes keep an unchanged file
+// from being compiled again.
+//
+// Names starting with a dot are ignored, so that an operator (or an editor)
+// can write ".kv.wasm.tmp" and rename it to "kv.wasm": the rename is one
+// event and the module never sees a partial file.
 package watch
 
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +28,10 @@ import (
 	"github.com/respike/respike/host/module"
 )
 
+// DefaultDebounce is how long a file must stay quiet before it is loaded
+// when New is given no debounce.
+const DefaultDebounce = 200 * time.Millisecond
+
 // Loader is the part of the module runtime the watcher drives.
 type Loader interface {
 	Load(ctx context.Context, path string) (module.ModuleInfo, error)
@@ -27,32 +39,59 @@ type Loader interface {
 	Modules() []module.ModuleInfo
 }
 
-// Watcher reconciles a folder of modules with a Loader.
+// Watcher reconciles a folder of modules with a Loader. Its methods are safe
+// for concurrent use.
 type Watcher struct {
 	dir      string
 	rt       Loader
 	log      *slog.Logger
 	debounce time.Duration
 
-	mu     sync.Mutex
-	loaded map[string][32]byte // module name → content hash of the file last loaded (or refused)
+	// op serialises reconciliations, so that an event and a SIGHUP never
+	// compile one file twice at once.
+	op   sync.Mutex
+	seen map[string][32]byte // module name → hash of the file last loaded or refused; guarded by op
+
+	// trace, when set (by tests), is told the outcome of each file synced.
+	trace func(path string, o outcome)
 }
 
-// New returns a watcher of dir. debounce is how long a file must stay quiet
-// before it is loaded (0 means 200ms).
+// outcome is what reconciling one file did.
+type outcome string
+
+const (
+	loaded    outcome = "loaded"    // loaded or swapped in
+	refused   outcome = "refused"   // the runtime refused it; the previous state serves
+	unchanged outcome = "unchanged" // same content as last time: nothing to do
+	unloaded  outcome = "unloaded"  // the file is gone and so is its module
+	absent    outcome = "absent"    // the file is gone and served nothing of ours
+	failed    outcome = "failed"    // the file could not be read
+	watching  outcome = "watching"  // Run watches the folder and has reconciled it (path is the folder)
+)
+
+// New returns a watcher of dir driving rt. debounce is how long a file must
+// stay quiet before it is loaded (0 means DefaultDebounce); logger nil
+// means slog.Default().
 func New(dir string, rt Loader, logger *slog.Logger, debounce time.Duration) *Watcher {
 	if debounce <= 0 {
-		debounce = 200 * time.Millisecond
+		debounce = DefaultDebounce
 	}
 	if logger == nil {
 		logger = slog.Default()
 	}
-	w := &Watcher{dir: dir, rt: rt, log: logger, debounce: debounce, loaded: map[string][32]byte{}}
-	return w
+	return &Watcher{dir: filepath.Clean(dir), rt: rt, log: logger, debounce: debounce, seen: map[string][32]byte{}}
 }
 
-// Run watches the folder until ctx is done. It reconciles once at start, so
-// modules loaded before Run are not loaded again unless they changed.
+// isModuleFile reports whether a file name in the folder is a module.
+func isModuleFile(name string) bool {
+	base := filepath.Base(name)
+	return strings.HasSuffix(base, ".wasm") && !strings.HasPrefix(base, ".") && len(base) > len(".wasm")
+}
+
+// Run watches the folder until ctx is done. It reconciles once at start
+// (modules this watcher loaded before are not loaded again unless their
+// file changed) and again when the kernel's event queue overflows. It
+// returns an error only when the folder cannot be watched.
 func (w *Watcher) Run(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -62,11 +101,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := fw.Add(w.dir); err != nil {
 		return fmt.Errorf("watch %s: %w", w.dir, err)
 	}
-	w.Rescan(ctx)
+	if err := w.rescan(ctx, false); err != nil {
+		w.log.Error("reconcile the commands folder", "dir", w.dir, "err", err)
+	}
+	w.report(w.dir, watching)
 
-	pending := map[string]time.Time{} // path → last event
-	timer := time.NewTimer(time.Hour)
+	pending := map[string]time.Time{} // path → time of its last event
+	timer := time.NewTimer(w.debounce)
 	timer.Stop()
+	// armed says the timer will fire, at the latest one debounce period
+	// after the newest event: a file written without pause for minutes
+	// does not hold back the others.
+	armed := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,110 +121,176 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if !strings.HasSuffix(ev.Name, ".wasm") {
+			if !isModuleFile(ev.Name) {
 				continue
 			}
 			pending[ev.Name] = time.Now()
-			timer.Reset(w.debounce)
+			if !armed {
+				timer.Reset(w.debounce)
+				armed = true
+			}
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
 			}
 			// An overflow loses events: reconcile the whole folder instead.
-			w.log.Warn("module watch error; rescanning", "dir", w.dir, "err", err)
-			w.Rescan(ctx)
-		case <-timer.C:
-			now := time.Now()
-			next := time.Duration(0)
-			for path, at := range pending {
-				if quiet := now.Sub(at); quiet < w.debounce {
-					if d := w.debounce - quiet; next == 0 || d < next {
-						next = d
-					}
-					continue
-				}
-				delete(pending, path)
-				w.sync(ctx, path)
+			w.log.Warn("module watch error; rescanning the folder", "dir", w.dir, "err", err)
+			if err := w.rescan(ctx, false); err != nil {
+				w.log.Error("reconcile the commands folder", "dir", w.dir, "err", err)
 			}
-			if next > 0 {
+		case <-timer.C:
+			armed = false
+			if next := w.syncQuiet(ctx, pending); next > 0 {
 				timer.Reset(next)
+				armed = true
 			}
 		}
 	}
 }
 
-// Rescan reconciles the whole folder: loads new and changed files, unloads
-// modules whose file is gone. The daemon calls it on SIGHUP.
-func (w *Watcher) Rescan(ctx context.Context) {
-	present := map[string]bool{}
-	entries, err := os.ReadDir(w.dir)
-	if err != nil {
-		w.log.Error("read modules folder", "dir", w.dir, "err", err)
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".wasm") {
+// syncQuiet reconciles the pending files that have been quiet for the
+// debounce period, in the order they were written, and removes them from
+// pending. It returns how long until the next pending file is quiet, or 0.
+func (w *Watcher) syncQuiet(ctx context.Context, pending map[string]time.Time) time.Duration {
+	now := time.Now()
+	var due []string
+	next := time.Duration(0)
+	for path, at := range pending {
+		if quiet := now.Sub(at); quiet < w.debounce {
+			if d := w.debounce - quiet; next == 0 || d < next {
+				next = d
+			}
 			continue
 		}
-		present[strings.TrimSuffix(e.Name(), ".wasm")] = true
-		w.sync(ctx, filepath.Join(w.dir, e.Name()))
+		due = append(due, path)
 	}
-	for _, m := range w.rt.Modules() {
-		if filepath.Dir(m.Path) == filepath.Clean(w.dir) && !present[m.Name] {
-			w.unload(m.Name)
-		}
+	slices.SortFunc(due, func(a, b string) int { return pending[a].Compare(pending[b]) })
+	for _, path := range due {
+		delete(pending, path)
 	}
+	w.op.Lock()
+	defer w.op.Unlock()
+	for _, path := range due {
+		w.sync(ctx, path, false)
+	}
+	return next
 }
 
-// sync loads path if its content changed since it was last seen, or unloads
-// its module if the file is gone.
-func (w *Watcher) sync(ctx context.Context, path string) {
-	name := strings.TrimSuffix(filepath.Base(path), ".wasm")
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		w.unload(name)
-		return
-	}
+// Rescan reconciles the whole folder: it loads new and changed files,
+// retries files refused before (what they depend on, such as a command
+// another module held, may have changed), and unloads the modules whose
+// file is gone. Unchanged modules are not compiled again. The daemon calls
+// it at start and on SIGHUP. It returns an error only when the folder
+// cannot be read.
+func (w *Watcher) Rescan(ctx context.Context) error { return w.rescan(ctx, true) }
+
+func (w *Watcher) rescan(ctx context.Context, retryRefused bool) error {
+	w.op.Lock()
+	defer w.op.Unlock()
+	entries, err := os.ReadDir(w.dir)
 	if err != nil {
-		w.log.Error("read module", "path", path, "err", err)
+		return fmt.Errorf("read the commands folder: %w", err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() || !isModuleFile(e.Name()) {
+			continue
+		}
+		path := filepath.Join(w.dir, e.Name())
+		present[module.ModuleName(path)] = true
+		w.sync(ctx, path, retryRefused)
+	}
+	for _, m := range w.rt.Modules() {
+		if present[m.Name] || !w.inFolder(m.Path) {
+			continue
+		}
+		if _, err := os.Stat(m.Path); errors.Is(err, fs.ErrNotExist) {
+			w.report(m.Path, w.removed(m.Name, m.Path))
+		}
+	}
+	for name := range w.seen {
+		if !present[name] {
+			delete(w.seen, name)
+		}
+	}
+	return nil
+}
+
+// sync loads path if its content changed since it was last seen, or
+// unloads its module if the file is gone. Called with w.op held.
+func (w *Watcher) sync(ctx context.Context, path string, retryRefused bool) {
+	name := module.ModuleName(path)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w.report(path, w.removed(name, path))
+		return
+	case err != nil:
+		w.log.Error("read module file", "path", path, "err", err)
+		w.report(path, failed)
 		return
 	}
 	sum := sha256.Sum256(data)
-	w.mu.Lock()
-	prev, seen := w.loaded[name]
-	w.mu.Unlock()
-	if seen && prev == sum && w.isLoaded(name) {
+	info, known := w.module(name)
+	// An unloaded module (MODULE UNLOAD) is not known: its file loads again.
+	if prev, ok := w.seen[name]; ok && prev == sum && known && (info.LastError == "" || !retryRefused) {
+		w.report(path, unchanged)
 		return
 	}
-	start := time.Now()
-	info, err := w.rt.Load(ctx, path)
-	w.mu.Lock()
-	w.loaded[name] = sum // a refused version is not retried until it changes
-	w.mu.Unlock()
+	// The runtime reads the file again: if it changed meanwhile, its event
+	// brings the watcher back here.
+	_, err = w.rt.Load(ctx, path)
+	w.seen[name] = sum // a refused version is not retried until it changes
 	if err != nil {
-		w.log.Error("module refused; the previous version keeps serving", "path", path, "err", err)
+		// The runtime logs the reason and shows it in Modules.
+		w.log.Debug("module file refused; the previous state keeps serving", "path", path, "err", err)
+		w.report(path, refused)
 		return
 	}
-	w.log.Info("module loaded", "module", info.Name, "version", info.Version,
-		"commands", len(info.Commands), "took", time.Since(start).Round(time.Microsecond))
+	w.report(path, loaded)
 }
 
-func (w *Watcher) isLoaded(name string) bool {
-	for _, m := range w.rt.Modules() {
-		if m.Name == name && len(m.Commands) > 0 {
-			return true
-		}
+// removed unloads the module of a file that is gone, unless the module is
+// served from another file (MODULE LOAD of another path).
+func (w *Watcher) removed(name, path string) outcome {
+	delete(w.seen, name)
+	info, known := w.module(name)
+	if !known || !samePath(info.Path, path) {
+		return absent
 	}
-	return false
-}
-
-func (w *Watcher) unload(name string) {
-	w.mu.Lock()
-	delete(w.loaded, name)
-	w.mu.Unlock()
 	if err := w.rt.Unload(name); err != nil {
 		w.log.Debug("unload", "module", name, "err", err)
-		return
+		return absent
 	}
-	w.log.Info("module unloaded", "module", name)
+	return unloaded
+}
+
+// module returns the runtime's description of a module, loaded or refused.
+func (w *Watcher) module(name string) (module.ModuleInfo, bool) {
+	for _, m := range w.rt.Modules() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return module.ModuleInfo{}, false
+}
+
+// inFolder reports whether path names a file directly in the watched folder.
+func (w *Watcher) inFolder(path string) bool {
+	return path != "" && samePath(filepath.Dir(path), w.dir)
+}
+
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a1, err1 := filepath.Abs(a)
+	b1, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && a1 == b1
+}
+
+func (w *Watcher) report(path string, o outcome) {
+	if w.trace != nil {
+		w.trace(path, o)
+	}
 }

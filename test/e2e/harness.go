@@ -27,6 +27,7 @@ import (
 	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/aerospike"
 	"github.com/respike/respike/host/store/memory"
+	"github.com/respike/respike/host/watch"
 )
 
 // RedisServerPath is where the Debian redis-server package installs the
@@ -131,6 +132,23 @@ func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) 
 		return nil, err
 	}
 	return &Backend{Store: st, Runtime: rt}, nil
+}
+
+// WatchModules keeps b's runtime in step with dir as the daemon does: it
+// reconciles dir once (so its modules serve when it returns), then watches
+// it (host/watch) until stop is called; stop returns the watcher's error.
+func WatchModules(ctx context.Context, b *Backend, dir string, logger *slog.Logger) (stop func() error, err error) {
+	w := watch.New(dir, b.Runtime, logger, 0)
+	if err := w.Rescan(ctx); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
 }
 
 // Close releases the runtime and the store.

@@ -42,7 +42,7 @@ vet:
 
 ## test: every test, with the race detector
 test: vet
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 ## bench: Go benchmarks, then redis-benchmark against respike and redis-server side by side
 bench: bench-go build commands

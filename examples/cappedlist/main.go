@@ -1,8 +1,11 @@
 // Command cappedlist is a respike module that keeps the newest N entries of
-// a log in one atomic step:
+// a log, or the N highest-scored members of a sorted set, in one atomic
+// step:
 //
-//	CAPPED.ADD key cap score member   → (integer) how many entries were evicted
-//	CAPPED.RANGE key [WITHSCORES]     → the entries, highest score first
+//	CAPPED.ADD key cap score member       → (integer) how many entries were evicted
+//	CAPPED.RANGE key [WITHSCORES]         → the entries, highest score first
+//	CAPPED.ZADD key cap score member      → (integer) how many members were evicted
+//	CAPPED.ZRANGE key [WITHSCORES] [REV]  → the members, lowest score first
 //
 // Scores are integers, typically timestamps: "newest" means highest score.
 // CAPPED.ADD adds the entry and drops everything beyond the cap highest
@@ -19,6 +22,13 @@
 // Because an entry is a (score, member) pair, adding a member again with
 // another score adds a second entry, as a list would; adding the same pair
 // again changes nothing.
+//
+// The capped sorted set (zset.go) is a sorted set's layout under type tag
+// "cappedzset": bin "v" = a key-value-ordered map member → float64 score, so
+// that map ranks follow scores, ties by member. CAPPED.ZADD puts the member
+// and removes every rank but the cap highest (a rank range removed with
+// codec.ReturnInverted), so a member has one score, as in ZADD, and the set
+// never exceeds its cap.
 package main
 
 import sdk "github.com/respike/respike/guest-sdk"

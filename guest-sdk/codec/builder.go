@@ -6,6 +6,13 @@ package codec
 //	c.Record(key).Guard(TypeString).TTLNever().Put(BinType, Str(TypeString)).Put(BinValue, Bytes(v))
 //
 // None of them allocates once the Call's op slice has grown.
+//
+// Map reads and removes take a MapReturn saying what to return; or
+// ReturnInverted into it to select the complement of the keys or range
+// given (see ReturnInverted):
+//
+//	c.Record(key).MapPut(BinValue, MapOrderKeyValue, kv).
+//		MapRemoveByRank(BinValue, ReturnCount|ReturnInverted, -10, 10) // keep the 10 highest
 
 // BeginEncoded empties c to build a call on key whose builder methods encode
 // each op as it is added, for AppendRequest to copy, instead of appending it
@@ -127,6 +134,31 @@ func (c *Call) MapGetByValueRange(bin string, ret MapReturn, begin, end Value) *
 // MapGetByKeyRange returns the items whose key is in [begin, end).
 func (c *Call) MapGetByKeyRange(bin string, ret MapReturn, begin, end Value) *Call {
 	return c.op(Op{Code: OpMapGetByKeyRange, Bin: bin, Return: ret, Value: begin, Value2: end})
+}
+
+// MapRemoveByRank removes count items from rank in value order (equal
+// values by key; a negative rank counts from the highest, -1 being the
+// highest; count < 0: to the end) and returns them per ret, in rank order.
+// A range partly out of bounds removes its in-bounds part. With
+// ReturnInverted it removes every item outside the range: to keep the n
+// highest-ranked items, remove (-n, n) inverted.
+func (c *Call) MapRemoveByRank(bin string, ret MapReturn, rank, count int64) *Call {
+	return c.op(Op{Code: OpMapRemoveByRank, Bin: bin, Return: ret, Index: rank, Count: count})
+}
+
+// MapRemoveByValueRange removes the items whose value is in [begin, end)
+// (Nil begin: from the lowest; Nil end: to the highest) and returns them per
+// ret, in rank order. Values compare as Aerospike orders them: by type
+// first, so every integer is below every float.
+func (c *Call) MapRemoveByValueRange(bin string, ret MapReturn, begin, end Value) *Call {
+	return c.op(Op{Code: OpMapRemoveByValueRange, Bin: bin, Return: ret, Value: begin, Value2: end})
+}
+
+// MapRemoveByKeyRange removes the items whose key is in [begin, end) (Nil
+// begin: from the first; Nil end: to the last) and returns them per ret, in
+// key order.
+func (c *Call) MapRemoveByKeyRange(bin string, ret MapReturn, begin, end Value) *Call {
+	return c.op(Op{Code: OpMapRemoveByKeyRange, Bin: bin, Return: ret, Value: begin, Value2: end})
 }
 
 // MapClear removes every item of a map bin.

@@ -263,3 +263,96 @@ func BenchmarkAppendRequestGET(b *testing.B) {
 		buf = AppendRequest(buf[:0], &Request{Kind: ReqRecords, Calls: []Call{c}})
 	}
 }
+
+// TestOpCodesStable pins the op codes' numbers: modules built against ABI 2
+// send them, so new codes may only be appended.
+func TestOpCodesStable(t *testing.T) {
+	codes := []OpCode{
+		OpGet, OpPut, OpAdd, OpAppend, OpPrepend, OpDelete, OpTouch, OpGetHeader,
+		OpMapPut, OpMapIncrement, OpMapSize, OpMapGetByKeys, OpMapRemoveByKeys,
+		OpMapGetByIndex, OpMapRemoveByIndex, OpMapGetByRank, OpMapGetByValues,
+		OpMapGetByKeyRange, OpMapClear,
+		OpMapRemoveByRank, OpMapRemoveByValueRange, OpMapRemoveByKeyRange,
+	}
+	for i, c := range codes {
+		if int(c) != i+1 {
+			t.Errorf("op code #%d is %d, want %d", i, c, i+1)
+		}
+	}
+	if ReturnExists != 5 || ReturnInverted != 0x80 {
+		t.Errorf("ReturnExists = %d, ReturnInverted = %#x", ReturnExists, ReturnInverted)
+	}
+}
+
+func TestMapReturnInverted(t *testing.T) {
+	for _, c := range []struct {
+		r        MapReturn
+		typ      MapReturn
+		inverted bool
+	}{
+		{ReturnNone, ReturnNone, false},
+		{ReturnKey, ReturnKey, false},
+		{ReturnNone | ReturnInverted, ReturnNone, true},
+		{ReturnCount | ReturnInverted, ReturnCount, true},
+		{ReturnExists | ReturnInverted, ReturnExists, true},
+	} {
+		if c.r.Type() != c.typ || c.r.Inverted() != c.inverted {
+			t.Errorf("%#x: Type %d Inverted %v, want %d %v", c.r, c.r.Type(), c.r.Inverted(), c.typ, c.inverted)
+		}
+	}
+}
+
+// TestRangeRemovesEncode checks the range removes and inverted return
+// types: an encoded call encodes as the same call built into Ops, and both
+// decode to the ops given.
+func TestRangeRemovesEncode(t *testing.T) {
+	build := func(c *Call) {
+		c.MapPut(BinValue, MapOrderKeyValue, []Value{Bytes([]byte("m")), Float(1.5)}).
+			MapRemoveByRank(BinValue, ReturnCount|ReturnInverted, -10, 10).
+			MapRemoveByRank(BinValue, ReturnKeyValue, 0, -1).
+			MapRemoveByRank(BinValue, ReturnNone|ReturnInverted, 0, 0).
+			MapRemoveByValueRange(BinValue, ReturnKey, Float(-1), Nil).
+			MapRemoveByValueRange(BinValue, ReturnValue|ReturnInverted, Nil, Int(3)).
+			MapRemoveByKeyRange(BinValue, ReturnKeyValue, Bytes([]byte("a")), Bytes([]byte("b"))).
+			MapRemoveByKeyRange(BinValue, ReturnExists|ReturnInverted, Nil, Nil).
+			MapGetByRank(BinValue, ReturnKey|ReturnInverted, 1, 2).
+			MapGetByKeys(BinValue, ReturnCount|ReturnInverted, []Value{Bytes([]byte("m"))})
+	}
+	want := []Op{
+		{Code: OpMapPut, Bin: BinValue, Flags: MapOrderKeyValue, Values: []Value{Bytes([]byte("m")), Float(1.5)}},
+		{Code: OpMapRemoveByRank, Bin: BinValue, Return: ReturnCount | ReturnInverted, Index: -10, Count: 10},
+		{Code: OpMapRemoveByRank, Bin: BinValue, Return: ReturnKeyValue, Count: -1},
+		{Code: OpMapRemoveByRank, Bin: BinValue, Return: ReturnInverted},
+		{Code: OpMapRemoveByValueRange, Bin: BinValue, Return: ReturnKey, Value: Float(-1)},
+		{Code: OpMapRemoveByValueRange, Bin: BinValue, Return: ReturnValue | ReturnInverted, Value2: Int(3)},
+		{Code: OpMapRemoveByKeyRange, Bin: BinValue, Return: ReturnKeyValue, Value: Bytes([]byte("a")), Value2: Bytes([]byte("b"))},
+		{Code: OpMapRemoveByKeyRange, Bin: BinValue, Return: ReturnExists | ReturnInverted},
+		{Code: OpMapGetByRank, Bin: BinValue, Return: ReturnKey | ReturnInverted, Index: 1, Count: 2},
+		{Code: OpMapGetByKeys, Bin: BinValue, Return: ReturnCount | ReturnInverted, Values: []Value{Bytes([]byte("m"))}},
+	}
+	plain := Call{Key: []byte("z")}
+	build(&plain)
+	var enc Call
+	enc.BeginEncoded([]byte("z"))
+	build(&enc)
+	b := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{plain}})
+	if got := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{enc}}); !bytes.Equal(got, b) {
+		t.Fatalf("encoded call:\n%x\nwant\n%x", got, b)
+	}
+	var d Decoder
+	var req Request
+	if err := d.DecodeRequest(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	ops := req.Calls[0].Ops
+	if len(ops) != len(want) {
+		t.Fatalf("decoded %d ops, want %d", len(ops), len(want))
+	}
+	for i, o := range ops {
+		w := want[i]
+		if o.Code != w.Code || o.Bin != w.Bin || o.Return != w.Return || o.Index != w.Index || o.Count != w.Count ||
+			o.Flags != w.Flags || !o.Value.Equal(w.Value) || !o.Value2.Equal(w.Value2) || !List(o.Values...).Equal(List(w.Values...)) {
+			t.Errorf("op %d = %+v, want %+v", i, o, w)
+		}
+	}
+}

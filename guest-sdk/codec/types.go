@@ -212,6 +212,13 @@ const (
 	OpMapGetByValues   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 	OpMapGetByKeyRange // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 	OpMapClear         // removes every item; returns nil
+
+	// Added after ABI 2 shipped: new codes go at the end, so that modules
+	// built earlier keep their numbers. A host that predates a code answers
+	// it with InvalidOperation.
+	OpMapRemoveByRank       // Index = rank, Count (Count < 0: to the end); returns per Return
+	OpMapRemoveByValueRange // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
+	OpMapRemoveByKeyRange   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 )
 
 // MapWriteFlags are Aerospike's map write flags.
@@ -232,7 +239,12 @@ const (
 )
 
 // MapReturn selects what a map read or remove returns, as Aerospike's
-// MapReturnType.
+// MapReturnType: one of the Return* types, optionally or-ed with
+// ReturnInverted.
+//
+// Items come back in the order of the op's selection, inverted or not: key
+// order for the key, index and key-range ops; rank order (by value, equal
+// values by key) for the rank and value-range ops.
 type MapReturn uint8
 
 // Map return types.
@@ -244,6 +256,25 @@ const (
 	ReturnKeyValue                  // map of matched items (flattened pairs)
 	ReturnExists                    // bool: whether any item matched
 )
+
+// ReturnInverted, or-ed into the return type of a map get or remove by
+// keys, index, rank, value range or key range (ReturnCount|ReturnInverted),
+// makes the op select every item that the keys or range do not: Aerospike's
+// INVERTED return flag. So MapRemoveByRank(bin, ReturnCount|ReturnInverted,
+// -n, n) keeps only the n highest-ranked items, whatever the map's size. A
+// range that selects nothing (out of bounds, empty, reversed) inverts to
+// every item. Other ops refuse it with InvalidOperation.
+//
+// It is a bit of the return type, rather than an op flag, because that is
+// how Aerospike spells it and because the builder encodes each op as it is
+// added: a flag set on an op afterwards would mean re-encoding it.
+const ReturnInverted MapReturn = 0x80
+
+// Type is r without ReturnInverted.
+func (r MapReturn) Type() MapReturn { return r &^ ReturnInverted }
+
+// Inverted reports whether r has ReturnInverted.
+func (r MapReturn) Inverted() bool { return r&ReturnInverted != 0 }
 
 // Op is one operation inside a Call.
 type Op struct {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestExamplesLoadIntoARunningDaemon builds every examples/<name> module as an
@@ -15,7 +18,9 @@ import (
 func TestExamplesLoadIntoARunningDaemon(t *testing.T) {
 	flushAll(t)
 	ctx := context.Background()
-	c := client(t, env.daemon.Addr)
+	// MODULE LOAD compiles the module before answering: minutes under the
+	// race detector on a busy machine.
+	c := client(t, env.daemon.Addr, func(o *redis.Options) { o.ReadTimeout = 10 * time.Minute })
 	dir := t.TempDir()
 	names := []string{"hello", "throttle", "cappedlist", "cas"}
 	for _, name := range names {

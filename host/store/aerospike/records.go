@@ -415,6 +415,10 @@ func decodeSlot(s slot, x any) codec.Value {
 		}
 	case decValueRange:
 		return rankOrder(fromClient(x), s.ret)
+	case decExistsCount:
+		if v := fromClient(x); v.Kind == codec.KindInt {
+			return codec.Bool(v.Int > 0)
+		}
 	}
 	return fromClient(x)
 }

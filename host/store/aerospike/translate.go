@@ -17,11 +17,12 @@ const maxTTL = 10 * 365 * 24 * 3600
 type decodeKind uint8
 
 const (
-	decNone       decodeKind = iota // the codec op returns nothing
-	decValue                        // the entry as it is (Get, map put size, increment)
-	decSize                         // map size: a missing bin is 0
-	decMapRead                      // map read/remove per MapReturn
-	decValueRange                   // key-value pairs of a value range, put in rank order per MapReturn
+	decNone        decodeKind = iota // the codec op returns nothing
+	decValue                         // the entry as it is (Get, map put size, increment)
+	decSize                          // map size: a missing bin is 0
+	decMapRead                       // map read/remove per MapReturn
+	decValueRange                    // key-value pairs of a value range or inverted rank range, put in rank order per MapReturn
+	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
 )
 
 // slot describes one client op of a translated call.
@@ -219,7 +220,22 @@ func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {
 func isWriteOp(c codec.OpCode) bool {
 	switch c {
 	case codec.OpPut, codec.OpAdd, codec.OpAppend, codec.OpPrepend, codec.OpDelete, codec.OpTouch,
-		codec.OpMapPut, codec.OpMapIncrement, codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear:
+		codec.OpMapPut, codec.OpMapIncrement, codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear,
+		codec.OpMapRemoveByRank, codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange:
+		return true
+	}
+	return false
+}
+
+// selectsItems reports whether an op selects map items, so that
+// codec.ReturnInverted applies to it.
+func selectsItems(c codec.OpCode) bool {
+	switch c {
+	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys,
+		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex,
+		codec.OpMapGetByRank, codec.OpMapRemoveByRank,
+		codec.OpMapGetByValues, codec.OpMapRemoveByValueRange,
+		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
 		return true
 	}
 	return false
@@ -496,6 +512,10 @@ func (p *plan) addDelta(t addTarget, delta codec.Value) {
 }
 
 func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan) {
+	if op.Return.Inverted() && !selectsItems(op.Code) {
+		p.fail(codec.InvalidOperation, "ReturnInverted on op %d, which selects no map items", op.Code)
+		return
+	}
 	switch op.Code {
 	case codec.OpGet:
 		if op.Bin == "" {
@@ -617,59 +637,11 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		p.add(as.MapSizeOp(op.Bin), slot{bin: op.Bin, op: i, dec: decSize, entry: true, resp: true})
 
 	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys,
-		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex, codec.OpMapGetByRank,
-		codec.OpMapGetByValues, codec.OpMapGetByKeyRange:
-		rt, ok := mapReturn(op.Return)
-		if !ok {
-			p.fail(codec.InvalidOperation, "unknown map return type %d", op.Return)
-			return
-		}
-		s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: op.Return, entry: true, resp: true}
-		var o *as.Operation
-		switch op.Code {
-		case codec.OpMapGetByKeys:
-			o = as.MapGetByKeyListOp(op.Bin, clientKeys(op.Values), rt)
-		case codec.OpMapRemoveByKeys:
-			o = as.MapRemoveByKeyListOp(op.Bin, clientKeys(op.Values), rt)
-			for _, k := range op.Values {
-				p.setKnown(addTarget{bin: op.Bin, isMap: true, key: k}, codec.Nil)
-			}
-		case codec.OpMapGetByIndex, codec.OpMapRemoveByIndex, codec.OpMapGetByRank:
-			idx, cnt := int(op.Index), int(op.Count)
-			switch op.Code {
-			case codec.OpMapGetByIndex:
-				if cnt < 0 {
-					o = as.MapGetByIndexRangeOp(op.Bin, idx, rt)
-				} else {
-					o = as.MapGetByIndexRangeCountOp(op.Bin, idx, cnt, rt)
-				}
-			case codec.OpMapRemoveByIndex:
-				if cnt < 0 {
-					o = as.MapRemoveByIndexRangeOp(op.Bin, idx, rt)
-				} else {
-					o = as.MapRemoveByIndexRangeCountOp(op.Bin, idx, cnt, rt)
-				}
-				p.untrackMap(op.Bin)
-			default:
-				if cnt < 0 {
-					o = as.MapGetByRankRangeOp(op.Bin, idx, rt)
-				} else {
-					o = as.MapGetByRankRangeCountOp(op.Bin, idx, cnt, rt)
-				}
-			}
-		case codec.OpMapGetByValues:
-			// Aerospike answers a value range in map (key) order; the
-			// contract is rank order. Items come back with their values and
-			// are sorted here.
-			switch op.Return {
-			case codec.ReturnKey, codec.ReturnValue, codec.ReturnKeyValue:
-				rt, s.dec = as.MapReturnType.KEY_VALUE, decValueRange
-			}
-			o = as.MapGetByValueRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
-		case codec.OpMapGetByKeyRange:
-			o = as.MapGetByKeyRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
-		}
-		p.add(o, s)
+		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex,
+		codec.OpMapGetByRank, codec.OpMapRemoveByRank,
+		codec.OpMapGetByValues, codec.OpMapRemoveByValueRange,
+		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
+		t.translateSelect(i, op, p)
 
 	case codec.OpMapClear:
 		p.add(as.MapClearOp(op.Bin), slot{bin: op.Bin, op: i, entry: true, resp: true})
@@ -693,4 +665,109 @@ func (t *translator) putItems(bin string, flags uint32, kv []codec.Value) *as.Op
 		m[toClientKey(kv[k])] = toClient(kv[k+1])
 	}
 	return as.MapPutItemsOp(t.mapPolicy(flags), bin, m)
+}
+
+// translateSelect translates a map get or remove of selected items.
+func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
+	ret, inverted := op.Return.Type(), op.Return.Inverted()
+	rt, ok := mapReturn(ret)
+	if !ok {
+		p.fail(codec.InvalidOperation, "unknown map return type %d", op.Return)
+		return
+	}
+	s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: ret, entry: true, resp: true}
+	if inverted {
+		rt |= as.MapReturnType.INVERTED
+		switch ret {
+		case codec.ReturnExists:
+			// Aerospike 8.1.2 answers EXISTS|INVERTED with false for rank
+			// and value ranges whose complement is not empty (observed);
+			// a count says it right.
+			rt, s.dec = as.MapReturnType.COUNT|as.MapReturnType.INVERTED, decExistsCount
+		case codec.ReturnKey, codec.ReturnValue, codec.ReturnKeyValue:
+			if op.Code == codec.OpMapGetByRank || op.Code == codec.OpMapRemoveByRank {
+				// Aerospike answers an inverted rank range in key order
+				// unless the complement is one run of ranks (observed);
+				// the contract is rank order.
+				rt, s.dec = as.MapReturnType.KEY_VALUE|as.MapReturnType.INVERTED, decValueRange
+			}
+		}
+	}
+	idx, cnt := int(op.Index), int(op.Count)
+	var o *as.Operation
+	switch op.Code {
+	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys:
+		remove := op.Code == codec.OpMapRemoveByKeys
+		switch {
+		case inverted && len(op.Values) == 0:
+			// Every item. Aerospike CE 8.1.2 crashed (SIGSEGV in
+			// packed_map_get_remove_all_by_key_list) on an inverted get by
+			// an empty key list; an index range from 0 says the same.
+			rt &^= as.MapReturnType.INVERTED
+			if remove {
+				o = as.MapRemoveByIndexRangeOp(op.Bin, 0, rt)
+			} else {
+				o = as.MapGetByIndexRangeOp(op.Bin, 0, rt)
+			}
+		case remove:
+			o = as.MapRemoveByKeyListOp(op.Bin, clientKeys(op.Values), rt)
+		default:
+			o = as.MapGetByKeyListOp(op.Bin, clientKeys(op.Values), rt)
+		}
+		if remove {
+			if inverted {
+				p.untrackMap(op.Bin)
+			} else {
+				for _, k := range op.Values {
+					p.setKnown(addTarget{bin: op.Bin, isMap: true, key: k}, codec.Nil)
+				}
+			}
+		}
+	case codec.OpMapGetByIndex:
+		if cnt < 0 {
+			o = as.MapGetByIndexRangeOp(op.Bin, idx, rt)
+		} else {
+			o = as.MapGetByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+		}
+	case codec.OpMapRemoveByIndex:
+		if cnt < 0 {
+			o = as.MapRemoveByIndexRangeOp(op.Bin, idx, rt)
+		} else {
+			o = as.MapRemoveByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+		}
+		p.untrackMap(op.Bin)
+	case codec.OpMapGetByRank:
+		if cnt < 0 {
+			o = as.MapGetByRankRangeOp(op.Bin, idx, rt)
+		} else {
+			o = as.MapGetByRankRangeCountOp(op.Bin, idx, cnt, rt)
+		}
+	case codec.OpMapRemoveByRank:
+		if cnt < 0 {
+			o = as.MapRemoveByRankRangeOp(op.Bin, idx, rt)
+		} else {
+			o = as.MapRemoveByRankRangeCountOp(op.Bin, idx, cnt, rt)
+		}
+		p.untrackMap(op.Bin)
+	case codec.OpMapGetByValues, codec.OpMapRemoveByValueRange:
+		// Aerospike answers a value range in map (key) order, inverted or
+		// not; the contract is rank order. Items come back with their
+		// values and are sorted here.
+		switch ret {
+		case codec.ReturnKey, codec.ReturnValue, codec.ReturnKeyValue:
+			rt, s.dec = as.MapReturnType.KEY_VALUE|(rt&as.MapReturnType.INVERTED), decValueRange
+		}
+		if op.Code == codec.OpMapGetByValues {
+			o = as.MapGetByValueRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+		} else {
+			o = as.MapRemoveByValueRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+			p.untrackMap(op.Bin)
+		}
+	case codec.OpMapGetByKeyRange:
+		o = as.MapGetByKeyRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+	case codec.OpMapRemoveByKeyRange:
+		o = as.MapRemoveByKeyRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
+		p.untrackMap(op.Bin)
+	}
+	p.add(o, s)
 }

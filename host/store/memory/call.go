@@ -93,18 +93,22 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 			if len(o.Values)%2 != 0 {
 				return false, &opError{codec.InvalidOperation, "memory: map put needs key, value pairs"}
 			}
-		case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex:
+		case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapRemoveByRank,
+			codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange:
 			writes = true
-			if o.Return > codec.ReturnExists {
+			if o.Return.Type() > codec.ReturnExists {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
 		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange:
-			if o.Return > codec.ReturnExists {
+			if o.Return.Type() > codec.ReturnExists {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		default:
 			return false, &opError{codec.InvalidOperation, "memory: unknown op code"}
+		}
+		if o.Return.Inverted() && !selects(o.Code) {
+			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}
 		}
 		if needBin && o.Bin == "" {
 			return false, &opError{codec.InvalidOperation, "memory: op needs a bin name"}
@@ -448,7 +452,8 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		return cx.mapPut(o)
 	case codec.OpMapIncrement:
 		return cx.mapIncrement(o)
-	case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear:
+	case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapRemoveByRank,
+		codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange, codec.OpMapClear:
 		b := cx.draftBin(o.Bin)
 		if b == nil {
 			// Aerospike: removing from a missing bin is a no-op.

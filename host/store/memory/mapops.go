@@ -401,17 +401,38 @@ func (cx *callCtx) mapRemove(m *omap, o *codec.Op) (codec.Value, *opError) {
 	}
 	idx := cx.selectItems(m, o)
 	v := m.result(idx, o.Return)
+	// Rank and value selections come in rank order; removal wants
+	// positions ascending.
+	slices.Sort(idx)
 	cx.mRemove(m, idx)
 	cx.idx = idx[:0]
 	return v, nil
 }
 
+// selects reports whether an op selects map items, so that ReturnInverted
+// applies to it.
+func selects(c codec.OpCode) bool {
+	switch c {
+	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys,
+		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex,
+		codec.OpMapGetByRank, codec.OpMapRemoveByRank,
+		codec.OpMapGetByValues, codec.OpMapRemoveByValueRange,
+		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
+		return true
+	}
+	return false
+}
+
 // selectItems returns the indexes of the items an op selects, in the order
-// Aerospike returns them: key order for key and index selections, rank
-// order for rank and value selections.
+// the contract returns them: key order for key and index selections, rank
+// order for rank and value selections, inverted (ReturnInverted) or not.
+// Aerospike itself answers an inverted rank selection in key order unless
+// the complement is one run of ranks, and value ranges in key order; the
+// Aerospike backend sorts them, as it must for the non-inverted value range.
 func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
 	idx := cx.idx[:0]
 	n := len(m.e)
+	inv := o.Return.Inverted()
 	switch o.Code {
 	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys:
 		for i := range o.Values {
@@ -421,38 +442,33 @@ func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
 		}
 		slices.Sort(idx)
 		idx = slices.Compact(idx)
+		if inv {
+			idx = complement(idx, n)
+		}
 	case codec.OpMapGetByIndex, codec.OpMapRemoveByIndex:
 		start, count := indexRange(o.Index, o.Count, n)
-		for i := start; i < start+count; i++ {
-			idx = append(idx, int32(i))
-		}
-	case codec.OpMapGetByRank:
+		idx = appendSpan(idx, start, start+count, n, inv)
+	case codec.OpMapGetByRank, codec.OpMapRemoveByRank:
 		start, count := indexRange(o.Index, o.Count, n)
-		idx = append(idx, m.rankOrder()[start:start+count]...)
-	case codec.OpMapGetByValues:
+		idx = appendRun(idx, m.rankOrder(), start, start+count, inv)
+	case codec.OpMapGetByValues, codec.OpMapRemoveByValueRange:
 		r := m.rankOrder()
+		below := func(i int32, v *codec.Value) int {
+			if compare(&m.e[i].v, v) < 0 {
+				return -1
+			}
+			return 1
+		}
 		lo := 0
 		if !o.Value.IsNil() {
-			lo, _ = slices.BinarySearchFunc(r, &o.Value, func(i int32, v *codec.Value) int {
-				if compare(&m.e[i].v, v) < 0 {
-					return -1
-				}
-				return 1
-			})
+			lo, _ = slices.BinarySearchFunc(r, &o.Value, below)
 		}
 		hi := n
 		if !o.Value2.IsNil() {
-			hi, _ = slices.BinarySearchFunc(r, &o.Value2, func(i int32, v *codec.Value) int {
-				if compare(&m.e[i].v, v) < 0 {
-					return -1
-				}
-				return 1
-			})
+			hi, _ = slices.BinarySearchFunc(r, &o.Value2, below)
 		}
-		if lo < hi {
-			idx = append(idx, r[lo:hi]...)
-		}
-	case codec.OpMapGetByKeyRange:
+		idx = appendRun(idx, r, lo, max(lo, hi), inv)
+	case codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
 		lo := 0
 		if !o.Value.IsNil() {
 			lo, _ = m.find(&o.Value)
@@ -461,11 +477,48 @@ func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
 		if !o.Value2.IsNil() {
 			hi, _ = m.find(&o.Value2)
 		}
+		idx = appendSpan(idx, lo, max(lo, hi), n, inv)
+	}
+	return idx
+}
+
+// appendSpan appends the positions lo..hi-1, or with inv every position of
+// 0..n-1 outside them.
+func appendSpan(idx []int32, lo, hi, n int, inv bool) []int32 {
+	if !inv {
 		for i := lo; i < hi; i++ {
+			idx = append(idx, int32(i))
+		}
+		return idx
+	}
+	for i := 0; i < n; i++ {
+		if i < lo || i >= hi {
 			idx = append(idx, int32(i))
 		}
 	}
 	return idx
+}
+
+// appendRun appends order[lo:hi], or with inv the rest of order.
+func appendRun(idx, order []int32, lo, hi int, inv bool) []int32 {
+	if !inv {
+		return append(idx, order[lo:hi]...)
+	}
+	return append(append(idx, order[:lo]...), order[hi:]...)
+}
+
+// complement turns sorted positions into the other positions of 0..n-1,
+// reusing idx's storage.
+func complement(idx []int32, n int) []int32 {
+	k, j := len(idx), 0
+	for i := 0; i < n; i++ {
+		if j < k && int(idx[j]) == i {
+			j++
+			continue
+		}
+		idx = append(idx, int32(i))
+	}
+	return append(idx[:0], idx[k:]...)
 }
 
 // indexRange turns an index (negative: from the end) and count (negative:
@@ -495,6 +548,7 @@ func indexRange(index, count int64, n int) (start, cnt int) {
 
 // result builds what a map read or remove returns for the selected items.
 func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
+	ret = ret.Type()
 	switch ret {
 	case codec.ReturnCount:
 		return codec.Int(int64(len(idx)))

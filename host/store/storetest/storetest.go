@@ -88,6 +88,13 @@ var cases = []testCase{
 	{"MapByRank", testMapByRank},
 	{"MapByValueRange", testMapByValueRange},
 	{"MapByKeyRange", testMapByKeyRange},
+	{"MapRemoveByRank", testMapRemoveByRank},
+	{"MapRemoveByValueRange", testMapRemoveByValueRange},
+	{"MapRemoveByKeyRange", testMapRemoveByKeyRange},
+	{"MapInvertedGet", testMapInvertedGet},
+	{"MapInvertedRemove", testMapInvertedRemove},
+	{"MapKeepHighestRanks", testMapKeepHighestRanks},
+	{"MapRangeRemoveEdges", testMapRangeRemoveEdges},
 	{"MapKeyOrder", testMapKeyOrder},
 	{"MapClear", testMapClear},
 	{"MapEmptyStays", testMapEmptyStays},
@@ -1100,4 +1107,446 @@ func testTruncateAll(e *env) {
 	for _, d := range dbs {
 		d.missing("k")
 	}
+}
+
+// rankItems writes a map whose rank order is d b f c a e: integers rank
+// below floats, equal values by key. order is the map order flag.
+func (e *env) rankItems(name string, order uint32) {
+	e.t.Helper()
+	e.ok(e.rec(name).Put(codec.BinType, codec.Str(codec.TypeZSet)).MapPut(codec.BinValue, order, []codec.Value{
+		b("a"), f64(1.5),
+		b("b"), i64(2),
+		b("c"), f64(-1),
+		b("d"), i64(0),
+		b("e"), f64(1.5),
+		b("f"), i64(100),
+	}))
+}
+
+// mapOrders are the map orders respike creates: key order (hashes, sets)
+// and key-value order (sorted sets). Results must not depend on it.
+var mapOrders = []struct {
+	name string
+	flag uint32
+}{{"key", codec.MapOrderKey}, {"keyvalue", codec.MapOrderKeyValue}}
+
+// letters is a list of one-letter blob keys, "dbf" → [d b f].
+func letters(s string) codec.Value {
+	l := make([]codec.Value, len(s))
+	for i := range s {
+		l[i] = b(s[i : i+1])
+	}
+	return codec.List(l...)
+}
+
+// keysLeft is every key of a map bin, in key order.
+func (e *env) keysLeft(name string) codec.Value {
+	e.t.Helper()
+	return e.ok(e.rec(name).MapGetByIndex(codec.BinValue, codec.ReturnKey, 0, -1)).Values[0]
+}
+
+func testMapRemoveByRank(e *env) {
+	for _, o := range mapOrders {
+		for i, c := range []struct {
+			rank, count   int64
+			removed, left string
+		}{
+			{0, 2, "db", "acef"},
+			{1, 3, "bfc", "ade"},
+			{-2, -1, "ae", "bcdf"},   // negative rank: from the highest; count < 0: to the end
+			{-1, 1, "e", "abcdf"},    // the highest; equal values rank by key
+			{-3, 2, "ca", "bdef"},    // negative rank with a count
+			{4, 10, "ae", "bcdf"},    // clipped at the end
+			{-8, 3, "d", "abcef"},    // starts before the lowest
+			{-10, 3, "", "abcdef"},   // ends before the lowest
+			{6, 1, "", "abcdef"},     // starts past the end
+			{0, 0, "", "abcdef"},     // nothing
+			{-100, -1, "dbfcae", ""}, // everything, in rank order
+		} {
+			name := fmt.Sprintf("%s%d", o.name, i)
+			e.rankItems(name, o.flag)
+			what := fmt.Sprintf("%s map, remove rank %d count %d", o.name, c.rank, c.count)
+			r := e.ok(e.rec(name).MapRemoveByRank(codec.BinValue, codec.ReturnKey, c.rank, c.count))
+			e.eq(what, r.Values[0], letters(c.removed))
+			e.eq(what+": keys left", e.keysLeft(name), letters(c.left))
+		}
+
+		// What a remove returns, in rank order.
+		name := o.name + "-ret"
+		e.rankItems(name, o.flag)
+		r := e.ok(e.rec(name).
+			MapRemoveByRank(codec.BinValue, codec.ReturnKeyValue, 2, 2).
+			MapRemoveByRank(codec.BinValue, codec.ReturnValue, -1, 1).
+			MapRemoveByRank(codec.BinValue, codec.ReturnCount, 0, 1).
+			MapRemoveByRank(codec.BinValue, codec.ReturnExists, 5, 1).
+			MapRemoveByRank(codec.BinValue, codec.ReturnNone, 0, 1).
+			MapSize(codec.BinValue))
+		e.eq(o.name+": removed key-values", r.Values[0], codec.Map(b("f"), i64(100), b("c"), f64(-1)))
+		e.eq(o.name+": removed values", r.Values[1], list(f64(1.5)))
+		e.eq(o.name+": removed count", r.Values[2], i64(1))
+		// Ranks are of the map as the earlier ops left it: 3 items remain.
+		e.eq(o.name+": removed exists past the end", r.Values[3], codec.Bool(false))
+		e.eq(o.name+": removed none", r.Values[4], codec.Nil)
+		e.eq(o.name+": size", r.Values[5], i64(1))
+		e.eq(o.name+": left", e.get(name, codec.BinValue), codec.Map(b("a"), f64(1.5)))
+	}
+}
+
+func testMapRemoveByValueRange(e *env) {
+	for _, o := range mapOrders {
+		for i, c := range []struct {
+			begin, end    codec.Value
+			removed, left string
+		}{
+			{f64(0), f64(2), "ae", "bcdf"},       // floats only: integers rank below them
+			{i64(0), i64(100), "db", "acef"},     // integers only
+			{codec.Nil, f64(1.5), "dbfc", "ae"},  // open start: every integer, and floats below
+			{f64(1.5), codec.Nil, "ae", "bcdf"},  // open end
+			{i64(1), codec.Nil, "bfcae", "d"},    // from an integer to the highest float
+			{codec.Nil, codec.Nil, "dbfcae", ""}, // everything, in rank order
+			{f64(4), f64(2), "", "abcdef"},       // reversed
+			{f64(200), f64(300), "", "abcdef"},   // above everything
+		} {
+			name := fmt.Sprintf("%s%d", o.name, i)
+			e.rankItems(name, o.flag)
+			what := fmt.Sprintf("%s map, remove values [%s, %s)", o.name, show(c.begin), show(c.end))
+			r := e.ok(e.rec(name).MapRemoveByValueRange(codec.BinValue, codec.ReturnKey, c.begin, c.end))
+			e.eq(what, r.Values[0], letters(c.removed))
+			e.eq(what+": keys left", e.keysLeft(name), letters(c.left))
+		}
+		name := o.name + "-ret"
+		e.rankItems(name, o.flag)
+		r := e.ok(e.rec(name).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnKeyValue, i64(1), i64(200)).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnValue, f64(-5), f64(0)).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnCount, f64(1.5), f64(1.6)).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnExists, f64(1.5), f64(1.6)).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnNone, codec.Nil, codec.Nil))
+		e.eq(o.name+": removed key-values, rank order", r.Values[0], codec.Map(b("b"), i64(2), b("f"), i64(100)))
+		e.eq(o.name+": removed values", r.Values[1], list(f64(-1)))
+		e.eq(o.name+": removed count", r.Values[2], i64(2))
+		e.eq(o.name+": removed exists, nothing left in range", r.Values[3], codec.Bool(false))
+		e.eq(o.name+": removed none", r.Values[4], codec.Nil)
+		e.eq(o.name+": keys left", e.keysLeft(name), letters(""))
+	}
+}
+
+func testMapRemoveByKeyRange(e *env) {
+	for _, o := range mapOrders {
+		for i, c := range []struct {
+			begin, end    codec.Value
+			removed, left string
+		}{
+			{b("b"), b("d"), "bc", "adef"},
+			{codec.Nil, b("b"), "a", "bcdef"},
+			{b("c"), codec.Nil, "cdef", "ab"},
+			{b("bb"), b("cc"), "c", "abdef"},
+			{codec.Nil, codec.Nil, "abcdef", ""},
+			{b("x"), b("z"), "", "abcdef"},
+			{b("d"), b("b"), "", "abcdef"}, // reversed
+		} {
+			name := fmt.Sprintf("%s%d", o.name, i)
+			e.rankItems(name, o.flag)
+			what := fmt.Sprintf("%s map, remove keys [%s, %s)", o.name, show(c.begin), show(c.end))
+			r := e.ok(e.rec(name).MapRemoveByKeyRange(codec.BinValue, codec.ReturnKey, c.begin, c.end))
+			e.eq(what, r.Values[0], letters(c.removed))
+			e.eq(what+": keys left", e.keysLeft(name), letters(c.left))
+		}
+		name := o.name + "-ret"
+		e.rankItems(name, o.flag)
+		r := e.ok(e.rec(name).
+			MapRemoveByKeyRange(codec.BinValue, codec.ReturnKeyValue, b("a"), b("c")).
+			MapRemoveByKeyRange(codec.BinValue, codec.ReturnValue, b("e"), codec.Nil).
+			MapRemoveByKeyRange(codec.BinValue, codec.ReturnCount, b("a"), b("d")).
+			MapRemoveByKeyRange(codec.BinValue, codec.ReturnExists, b("a"), b("d")).
+			MapRemoveByKeyRange(codec.BinValue, codec.ReturnNone, b("d"), b("e")))
+		e.eq(o.name+": removed key-values", r.Values[0], codec.Map(b("a"), f64(1.5), b("b"), i64(2)))
+		e.eq(o.name+": removed values, key order", r.Values[1], list(f64(1.5), i64(100)))
+		e.eq(o.name+": removed count", r.Values[2], i64(1))
+		e.eq(o.name+": removed exists", r.Values[3], codec.Bool(false))
+		e.eq(o.name+": removed none", r.Values[4], codec.Nil)
+		e.eq(o.name+": left", e.get(name, codec.BinValue), codec.Map())
+	}
+}
+
+// selection is one map selection, applied as a get or a remove.
+type selection struct {
+	name   string
+	get    func(c *codec.Call, ret codec.MapReturn) *codec.Call
+	remove func(c *codec.Call, ret codec.MapReturn) *codec.Call
+	// inverted is what the selection inverted returns as keys, in order:
+	// key order for keys, index and key ranges, rank order for ranks and
+	// value ranges.
+	inverted string
+}
+
+func byKeys(ks ...codec.Value) (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+	return func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapGetByKeys(codec.BinValue, r, ks) },
+		func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapRemoveByKeys(codec.BinValue, r, ks) }
+}
+
+func byIndex(i, n int64) (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+	return func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapGetByIndex(codec.BinValue, r, i, n) },
+		func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapRemoveByIndex(codec.BinValue, r, i, n) }
+}
+
+func byRank(i, n int64) (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+	return func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapGetByRank(codec.BinValue, r, i, n) },
+		func(c *codec.Call, r codec.MapReturn) *codec.Call { return c.MapRemoveByRank(codec.BinValue, r, i, n) }
+}
+
+func byValues(lo, hi codec.Value) (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+	return func(c *codec.Call, r codec.MapReturn) *codec.Call {
+			return c.MapGetByValueRange(codec.BinValue, r, lo, hi)
+		},
+		func(c *codec.Call, r codec.MapReturn) *codec.Call {
+			return c.MapRemoveByValueRange(codec.BinValue, r, lo, hi)
+		}
+}
+
+func byKeyRange(lo, hi codec.Value) (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+	return func(c *codec.Call, r codec.MapReturn) *codec.Call {
+			return c.MapGetByKeyRange(codec.BinValue, r, lo, hi)
+		},
+		func(c *codec.Call, r codec.MapReturn) *codec.Call {
+			return c.MapRemoveByKeyRange(codec.BinValue, r, lo, hi)
+		}
+}
+
+func sel(name string, ops func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call), inverted string) selection {
+	g, r := ops()
+	return selection{name: name, get: g, remove: r, inverted: inverted}
+}
+
+// invertedSelections run on rankItems: key order a b c d e f, rank order
+// d b f c a e.
+var invertedSelections = []selection{
+	sel("keys e a zz", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeys(b("e"), b("a"), b("zz"))
+	}, "bcdf"),
+	sel("keys zz", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeys(b("zz"))
+	}, "abcdef"),
+	sel("no keys", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeys()
+	}, "abcdef"),
+	sel("index 1 count 2", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byIndex(1, 2)
+	}, "adef"),
+	sel("index -2 to the end", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byIndex(-2, -1)
+	}, "abcd"),
+	sel("index 7 count 1", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byIndex(7, 1)
+	}, "abcdef"),
+	sel("index -10 count 3", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byIndex(-10, 3)
+	}, "abcdef"),
+	sel("index 0 to the end", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byIndex(0, -1)
+	}, ""),
+	sel("rank -2 count 2", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(-2, 2)
+	}, "dbfc"),
+	sel("rank 1 count 2", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(1, 2)
+	}, "dcae"),
+	sel("rank 2 to the end", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(2, -1)
+	}, "db"),
+	sel("rank 10 count 2", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(10, 2)
+	}, "dbfcae"),
+	sel("rank -8 count 3", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(-8, 3)
+	}, "bfcae"),
+	sel("rank 0 count 0", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(0, 0)
+	}, "dbfcae"),
+	sel("rank -100 to the end", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byRank(-100, -1)
+	}, ""),
+	sel("values [0.0, 2.0)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byValues(f64(0), f64(2))
+	}, "dbfc"),
+	sel("values [0, 100)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byValues(i64(0), i64(100))
+	}, "fcae"),
+	sel("values [-inf, 2.0)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byValues(codec.Nil, f64(2))
+	}, ""),
+	sel("values [1, +inf)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byValues(i64(1), codec.Nil)
+	}, "d"),
+	sel("values [4.0, 2.0)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byValues(f64(4), f64(2))
+	}, "dbfcae"),
+	sel("keys [b, d)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeyRange(b("b"), b("d"))
+	}, "adef"),
+	sel("keys [-inf, +inf)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeyRange(codec.Nil, codec.Nil)
+	}, ""),
+	sel("keys [x, z)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeyRange(b("x"), b("z"))
+	}, "abcdef"),
+	sel("keys [d, b)", func() (func(*codec.Call, codec.MapReturn) *codec.Call, func(*codec.Call, codec.MapReturn) *codec.Call) {
+		return byKeyRange(b("d"), b("b"))
+	}, "abcdef"),
+}
+
+// complementOf is the keys of "abcdef" not in s, in key order.
+func complementOf(s string) string {
+	var out []byte
+	for _, k := range []byte("abcdef") {
+		if !strings.ContainsRune(s, rune(k)) {
+			out = append(out, k)
+		}
+	}
+	return string(out)
+}
+
+func testMapInvertedGet(e *env) {
+	for _, o := range mapOrders {
+		name := o.name
+		e.rankItems(name, o.flag)
+		for _, s := range invertedSelections {
+			c := e.rec(name)
+			s.get(c, codec.ReturnKey|codec.ReturnInverted)
+			s.get(c, codec.ReturnCount|codec.ReturnInverted)
+			s.get(c, codec.ReturnExists|codec.ReturnInverted)
+			s.get(c, codec.ReturnNone|codec.ReturnInverted)
+			r := e.ok(c)
+			what := o.name + " map, " + s.name + " inverted"
+			e.eq(what+": keys", r.Values[0], letters(s.inverted))
+			e.eq(what+": count", r.Values[1], i64(int64(len(s.inverted))))
+			e.eq(what+": exists", r.Values[2], codec.Bool(s.inverted != ""))
+			e.eq(what+": none", r.Values[3], codec.Nil)
+		}
+		// Values and pairs come in the same order as keys.
+		r := e.ok(e.rec(name).
+			MapGetByRank(codec.BinValue, codec.ReturnKeyValue|codec.ReturnInverted, 1, 2).
+			MapGetByRank(codec.BinValue, codec.ReturnValue|codec.ReturnInverted, 1, 2).
+			MapGetByValueRange(codec.BinValue, codec.ReturnValue|codec.ReturnInverted, f64(0), f64(2)).
+			MapGetByIndex(codec.BinValue, codec.ReturnKeyValue|codec.ReturnInverted, 1, 4).
+			MapGetByKeys(codec.BinValue, codec.ReturnValue|codec.ReturnInverted, []codec.Value{b("c"), b("d")}))
+		what := o.name + " map"
+		e.eq(what+": rank 1 count 2 inverted, pairs", r.Values[0], codec.Map(b("d"), i64(0), b("c"), f64(-1), b("a"), f64(1.5), b("e"), f64(1.5)))
+		e.eq(what+": rank 1 count 2 inverted, values", r.Values[1], list(i64(0), f64(-1), f64(1.5), f64(1.5)))
+		e.eq(what+": values [0.0, 2.0) inverted, values", r.Values[2], list(i64(0), i64(2), i64(100), f64(-1)))
+		e.eq(what+": index 1 count 4 inverted, pairs", r.Values[3], codec.Map(b("a"), f64(1.5), b("f"), i64(100)))
+		e.eq(what+": keys c d inverted, values", r.Values[4], list(f64(1.5), i64(2), f64(1.5), i64(100)))
+		e.eqInt(what+": generation after inverted reads", int64(e.ok(e.rec(name).Header()).Generation), 1)
+	}
+}
+
+func testMapInvertedRemove(e *env) {
+	for _, o := range mapOrders {
+		for i, s := range invertedSelections {
+			name := fmt.Sprintf("%s%d", o.name, i)
+			e.rankItems(name, o.flag)
+			what := o.name + " map, remove " + s.name + " inverted"
+			r := e.ok(s.remove(e.rec(name), codec.ReturnKey|codec.ReturnInverted))
+			e.eq(what, r.Values[0], letters(s.inverted))
+			e.eq(what+": keys left", e.keysLeft(name), letters(complementOf(s.inverted)))
+
+			// The other return types remove the same items.
+			name += "-n"
+			e.rankItems(name, o.flag)
+			r = e.ok(s.remove(e.rec(name), codec.ReturnNone|codec.ReturnInverted).MapSize(codec.BinValue))
+			e.eq(what+", none", r.Values[0], codec.Nil)
+			e.eq(what+", none: size", r.Values[1], i64(int64(6-len(s.inverted))))
+		}
+		name := o.name + "-ret"
+		e.rankItems(name, o.flag)
+		r := e.ok(e.rec(name).
+			MapRemoveByRank(codec.BinValue, codec.ReturnKeyValue|codec.ReturnInverted, 1, 4).
+			MapRemoveByValueRange(codec.BinValue, codec.ReturnExists|codec.ReturnInverted, f64(1.5), codec.Nil).
+			MapRemoveByKeys(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, []codec.Value{b("a")}))
+		e.eq(o.name+": rank 1 count 4 inverted, removed pairs", r.Values[0], codec.Map(b("d"), i64(0), b("e"), f64(1.5)))
+		// Left b f c a: every value below 1.5 goes, then all but a.
+		e.eq(o.name+": values [1.5, +inf) inverted, removed exists", r.Values[1], codec.Bool(true))
+		e.eq(o.name+": keys a inverted, removed count", r.Values[2], i64(0))
+		e.eq(o.name+": left", e.get(name, codec.BinValue), codec.Map(b("a"), f64(1.5)))
+	}
+}
+
+// testMapKeepHighestRanks is the capped sorted set: put a member, then
+// remove all but the n highest ranks, whatever the size, in one call.
+func testMapKeepHighestRanks(e *env) {
+	const n = 3
+	add := func(name, member string, score float64) codec.Result {
+		e.t.Helper()
+		return e.ok(e.rec(name).Guard(codec.TypeZSet).Put(codec.BinType, codec.Str(codec.TypeZSet)).
+			MapPut(codec.BinValue, codec.MapOrderKeyValue, []codec.Value{b(member), f64(score)}).
+			MapRemoveByRank(codec.BinValue, codec.ReturnKey|codec.ReturnInverted, -n, n))
+	}
+	e.eq("first add evicts nothing", add("z", "m1", 10).Values[2], list())
+	add("z", "m2", 5)
+	e.eq("at the cap", add("z", "m3", 20).Values[2], list())
+	e.eq("over the cap evicts the lowest", add("z", "m4", 15).Values[2], list(b("m2")))
+	e.eq("a member below the cap is evicted at once", add("z", "low", 1).Values[2], list(b("low")))
+	e.eq("an update within the cap evicts nothing", add("z", "m3", 0).Values[2], list())
+	e.eq("the updated member is now the lowest", add("z", "m0", 10).Values[2], list(b("m3")))
+	e.eq("equal scores rank by member", add("z", "m00", 10).Values[2], list(b("m0")))
+	r := e.ok(e.rec("z").MapGetByRank(codec.BinValue, codec.ReturnKeyValue, 0, -1))
+	e.eq("kept", r.Values[0], codec.Map(b("m00"), f64(10), b("m1"), f64(10), b("m4"), f64(15)))
+}
+
+func testMapRangeRemoveEdges(e *env) {
+	// An existing record without the map bin: removes are no-ops that
+	// return nothing, inverted or not.
+	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
+	r := e.ok(e.rec("nobin").
+		MapRemoveByRank(codec.BinValue, codec.ReturnCount, 0, 2).
+		MapRemoveByRank(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, 0, 2).
+		MapRemoveByValueRange(codec.BinValue, codec.ReturnKey, codec.Nil, codec.Nil).
+		MapRemoveByKeyRange(codec.BinValue, codec.ReturnKey|codec.ReturnInverted, b("a"), codec.Nil).
+		MapGetByRank(codec.BinValue, codec.ReturnKey|codec.ReturnInverted, 0, 2))
+	for i, v := range r.Values {
+		if !v.IsNil() {
+			e.t.Errorf("op %d on a missing bin = %s, want nil", i, show(v))
+		}
+	}
+	e.eq("type after no-op removes", e.get("nobin", codec.BinType), codec.Str(codec.TypeZSet))
+
+	// A missing record: NotFound, and nothing is created.
+	e.fails(e.rec("none").MapRemoveByRank(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, -1, 1), codec.NotFound)
+	e.fails(e.rec("none").MapRemoveByValueRange(codec.BinValue, codec.ReturnCount, codec.Nil, codec.Nil), codec.NotFound)
+	e.fails(e.rec("none").MapRemoveByKeyRange(codec.BinValue, codec.ReturnCount, codec.Nil, codec.Nil), codec.NotFound)
+	e.missing("none")
+
+	// A bin that is not a map.
+	e.ok(e.rec("str").Put(codec.BinValue, b("x")))
+	e.fails(e.rec("str").MapRemoveByRank(codec.BinValue, codec.ReturnCount, 0, 1), codec.BinTypeError)
+	e.fails(e.rec("str").MapRemoveByValueRange(codec.BinValue, codec.ReturnCount, codec.Nil, codec.Nil), codec.BinTypeError)
+	e.fails(e.rec("str").MapRemoveByKeyRange(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, codec.Nil, codec.Nil), codec.BinTypeError)
+	e.eq("value after refused removes", e.get("str", codec.BinValue), b("x"))
+
+	// DeleteIfEmpty: a range remove that empties the map deletes the record.
+	e.rankItems("del", codec.MapOrderKeyValue)
+	r = e.ok(e.rec("del").DeleteIfEmpty(codec.BinValue).MapRemoveByRank(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, 0, 3))
+	e.eq("removed by inverted rank", r.Values[0], i64(3))
+	e.eq("record kept while not empty", e.keysLeft("del"), letters("bdf"))
+	r = e.ok(e.rec("del").DeleteIfEmpty(codec.BinValue).MapRemoveByValueRange(codec.BinValue, codec.ReturnCount, codec.Nil, codec.Nil))
+	e.eq("removed by value range", r.Values[0], i64(3))
+	e.missing("del")
+
+	// An emptied map: selections match nothing, inverted ones too.
+	e.rankItems("empty", codec.MapOrderKey)
+	e.ok(e.rec("empty").MapRemoveByKeyRange(codec.BinValue, codec.ReturnNone, codec.Nil, codec.Nil))
+	r = e.ok(e.rec("empty").
+		MapGetByRank(codec.BinValue, codec.ReturnKey|codec.ReturnInverted, 0, 1).
+		MapGetByRank(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, 0, 1).
+		MapRemoveByRank(codec.BinValue, codec.ReturnKey|codec.ReturnInverted, -3, 3).
+		MapRemoveByValueRange(codec.BinValue, codec.ReturnCount|codec.ReturnInverted, f64(1), f64(2)))
+	e.eq("inverted rank keys of an empty map", r.Values[0], list())
+	e.eq("inverted rank count of an empty map", r.Values[1], i64(0))
+	e.eq("inverted rank remove of an empty map", r.Values[2], list())
+	e.eq("inverted value remove of an empty map", r.Values[3], i64(0))
+
+	// ReturnInverted on an op that selects nothing is a malformed call.
+	e.fails(e.rec("inv").MapPut(codec.BinValue, 0, []codec.Value{b("a"), b("1")}).
+		Op(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue, Return: codec.ReturnInverted}), codec.InvalidOperation)
+	e.missing("inv")
 }

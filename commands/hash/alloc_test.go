@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
@@ -41,9 +42,9 @@ func TestHotPathAllocations(t *testing.T) {
 	h.Inline = true
 	h.Do("hset", "h", "f", "value", "n", "1")
 	for _, c := range []struct{ cmd, base [][]byte }{
-		{rawArgs("hget", "h", "f"), rawArgs("baseline-hget", "h", "f")},
-		{rawArgs("hset", "h", "f", "value"), rawArgs("baseline-hset", "h", "f", "value")},
-		{rawArgs("hincrby", "h", "n", "1"), rawArgs("baseline-hincrby", "h", "n", "1")},
+		{cmdtest.RawArgs("hget", "h", "f"), cmdtest.RawArgs("baseline-hget", "h", "f")},
+		{cmdtest.RawArgs("hset", "h", "f", "value"), cmdtest.RawArgs("baseline-hset", "h", "f", "value")},
+		{cmdtest.RawArgs("hincrby", "h", "n", "1"), cmdtest.RawArgs("baseline-hincrby", "h", "n", "1")},
 	} {
 		base := testing.AllocsPerRun(200, func() { h.DoRaw(c.base...) })
 		got := testing.AllocsPerRun(200, func() { h.DoRaw(c.cmd...) })

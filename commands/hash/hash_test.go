@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
@@ -11,8 +12,8 @@ import (
 const wrongType = "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
 
 func TestHSet(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hset h a 1 b => (error) ERR wrong number of arguments for 'hset' command
 			hmset h a 1 b => (error) ERR wrong number of arguments for 'hmset' command
 			exists h => (integer) 0
@@ -45,8 +46,8 @@ func TestHSet(t *testing.T) {
 // Values that are canonical integers are stored as integers (so HINCRBY is
 // one atomic increment) and read back byte for byte; others stay bytes.
 func TestHSetStoredForm(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hset h i 42 n -7 z 0 big 9223372036854775807 lz 05 sp " 5" m0 -0 plus +1 huge 9223372036854775808 f 1.5 => (integer) 10
 			hmget h i n z big lz sp m0 plus huge f => ["42" "-7" "0" "9223372036854775807" "05" " 5" "-0" "+1" "9223372036854775808" "1.5"]
 			hstrlen h big => (integer) 19
@@ -64,8 +65,8 @@ func TestHSetStoredForm(t *testing.T) {
 }
 
 func TestHashReads(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hget nokey a => (nil)
 			hmget nokey a b => [(nil) (nil)]
 			hgetall nokey => []
@@ -98,7 +99,7 @@ func TestHashReads(t *testing.T) {
 			hstrlen s a => `+wrongType+`
 		`)
 		h.Proto = 3
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hgetall h => {"a": "1", "b": "2", "c": "three"}
 			hgetall nokey => {}
 			hget nokey a => (nil)
@@ -115,7 +116,7 @@ func TestHashReads(t *testing.T) {
 
 // HMGET of many fields looks them up through an index.
 func TestHMGetMany(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		args := []string{"hset", "h"}
 		get := []string{"hmget", "h"}
 		var want []string
@@ -133,8 +134,8 @@ func TestHMGetMany(t *testing.T) {
 }
 
 func TestHDel(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hdel nokey a => (integer) 0
 			exists nokey => (integer) 0
 			hset h a 1 b 2 c 3 => (integer) 3
@@ -157,8 +158,8 @@ func TestHDel(t *testing.T) {
 
 // Writes keep the key's TTL, as Redis's hash commands do.
 func TestHashWritesKeepTTL(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hset h a 1 b 2 => (integer) 2
 			expire h 100 => (integer) 1
 			hset h c 3 => (integer) 1

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -33,11 +34,11 @@ func hdelDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(intOf(r.Value(0)) - intOf(r.Value(2)))
+		c.Reply().Int(kit.IntOf(r.Value(0)) - kit.IntOf(r.Value(2)))
 	case codec.NotFound:
 		// A missing key: the write found nothing and created nothing.
 		c.Reply().Int(0)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }

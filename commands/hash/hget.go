@@ -67,7 +67,7 @@ func hgetDone(c *sdk.Ctx) {
 	case r.Code == codec.NotFound:
 		c.Reply().Null()
 	case !r.OK():
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	case len(r.Value(0).List) == 0:
 		c.Reply().Null()
 	default:
@@ -83,7 +83,7 @@ func hstrlenDone(c *sdk.Ctx) {
 	case r.Code == codec.NotFound:
 		c.Reply().Int(0)
 	case !r.OK():
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	case len(r.Value(0).List) == 0:
 		c.Reply().Int(0)
 	default:
@@ -111,7 +111,7 @@ func hmgetDone(c *sdk.Ctx) {
 		items = r.Value(0).List
 	case codec.NotFound:
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	w := c.Reply()
@@ -162,7 +162,7 @@ func wholeDone(c *sdk.Ctx) {
 		items = r.Value(0).List
 	case codec.NotFound:
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	w := c.Reply()
@@ -195,11 +195,11 @@ func hlenDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(intOf(r.Value(0)))
+		c.Reply().Int(kit.IntOf(r.Value(0)))
 	case codec.NotFound:
 		c.Reply().Int(0)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }
 

@@ -93,7 +93,7 @@ func hincrSlow(c *sdk.Ctx) {
 		hincrRetry(c, hincrAtomic)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	vals := r.Value(0).List
@@ -136,7 +136,7 @@ func hincrSlowDone(c *sdk.Ctx) {
 	case codec.GenerationError, codec.NotFound:
 		hincrRetry(c, hincrAtomic)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }
 
@@ -183,7 +183,7 @@ func hincrFloatCompute(c *sdk.Ctx) {
 		exists = true
 	case codec.NotFound:
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	var base, incr big.Float
@@ -230,6 +230,6 @@ func hincrFloatDone(c *sdk.Ctx) {
 	case codec.GenerationError, codec.Exists, codec.NotFound:
 		hincrRetry(c, hincrFloatRead)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }

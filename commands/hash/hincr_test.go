@@ -3,13 +3,14 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestHIncrBy(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hincrby h f x => (error) ERR value is not an integer or out of range
 			hincrby h f 1.5 => (error) ERR value is not an integer or out of range
 			hincrby h f 9223372036854775808 => (error) ERR value is not an integer or out of range
@@ -45,10 +46,10 @@ func TestHIncrBy(t *testing.T) {
 // A canonical integer stored as bytes (by something other than this module)
 // is still incremented, by read-modify-write.
 func TestHIncrByBytesInteger(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		putField(t, h.Store, "h", "f", codec.Bytes([]byte("41")))
 		putField(t, h.Store, "h", "max", codec.Bytes([]byte("9223372036854775807")))
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hincrby h f 1 => (integer) 42
 			hget h f => "42"
 			hincrby h max 1 => (error) ERR increment or decrement would overflow
@@ -63,8 +64,8 @@ func TestHIncrByBytesInteger(t *testing.T) {
 // Replies match Redis 7.0 on x86-64 (80-bit long double) byte for byte;
 // the expected values were taken from redis-server 7.0.15.
 func TestHIncrByFloat(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hincrbyfloat h f abc => (error) ERR value is not a valid float
 			hincrbyfloat h f inf => (error) ERR value is NaN or Infinity
 			hincrbyfloat h f -Infinity => (error) ERR value is NaN or Infinity
@@ -117,7 +118,7 @@ func TestHIncrByFloat(t *testing.T) {
 		if v := stored(t, h, "h", "i"); v.Kind != codec.KindInt || v.Int != 10 {
 			t.Errorf("stored %+v, want the integer 10", v)
 		}
-		script(t, h, `hincrby h i 1 => (integer) 11`)
+		cmdtest.Script(t, h, `hincrby h i 1 => (integer) 11`)
 	})
 }
 

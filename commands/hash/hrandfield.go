@@ -124,14 +124,14 @@ func hrandFirst(c *sdk.Ctx) {
 		randEmpty(c)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	if c.N[1]&randCount != 0 && c.N[0] == 0 {
 		c.Reply().Array(0)
 		return
 	}
-	size := intOf(r.Value(0))
+	size := kit.IntOf(r.Value(0))
 	items := r.Value(1).List
 	if int64(len(items)/stride(c)) >= size {
 		randLocal(c, items)
@@ -158,7 +158,7 @@ func randPlan(c *sdk.Ctx, size int64, gen uint32) {
 	call := c.Record(c.Arg(1)).Guard(codec.TypeHash).MapSize(codec.BinValue)
 	ret := randReturn(c)
 	var one [1]int64
-	for _, i := range draw(one[:0], int(k), size, uniq) {
+	for _, i := range kit.Draw(one[:0], int(k), size, uniq) {
 		call.MapGetByIndex(codec.BinValue, ret, i, 1)
 	}
 	c.Exec(hrandIndexed)
@@ -172,7 +172,7 @@ func hrandWhole(c *sdk.Ctx) {
 	case codec.NotFound:
 		randEmpty(c)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }
 
@@ -186,7 +186,7 @@ func hrandIndexed(c *sdk.Ctx) {
 		randEmpty(c)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	n := len(r.Values) - 1
@@ -201,7 +201,7 @@ func hrandIndexed(c *sdk.Ctx) {
 			c.Error(kit.Contention)
 			return
 		}
-		randPlan(c, intOf(r.Value(0)), r.Generation)
+		randPlan(c, kit.IntOf(r.Value(0)), r.Generation)
 		return
 	}
 	w := c.Reply()
@@ -283,32 +283,4 @@ func writeItem(c *sdk.Ctx, item []codec.Value) {
 	}
 	w.Bulk(item[0].Bytes)
 	kit.ReplyStr(c, item[1])
-}
-
-// draw appends k indexes below size to dst: distinct and in random order
-// when uniq (k < size), independent uniform draws otherwise. A single draw
-// into a caller's array allocates nothing.
-func draw(dst []int64, k int, size int64, uniq bool) []int64 {
-	out := dst[:0]
-	if k == 1 {
-		return append(out, rand.Int64N(size))
-	}
-	if !uniq {
-		for range k {
-			out = append(out, rand.Int64N(size))
-		}
-		return out
-	}
-	// Floyd's algorithm: a uniform k-subset, then a shuffle for the order.
-	seen := make(map[int64]struct{}, k)
-	for j := size - int64(k); j < size; j++ {
-		t := rand.Int64N(j + 1)
-		if _, dup := seen[t]; dup {
-			t = j
-		}
-		seen[t] = struct{}{}
-		out = append(out, t)
-	}
-	rand.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
@@ -22,8 +23,8 @@ func fillHash(h *sdktest.Host, key string, n int) {
 func chiBound(df int) float64 { return float64(df) + 6*math.Sqrt(2*float64(df)) }
 
 func TestHRandFieldErrors(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hrandfield nokey => (nil)
 			hrandfield nokey 5 => []
 			hrandfield nokey 0 => []
@@ -60,7 +61,7 @@ func TestHRandFieldErrors(t *testing.T) {
 			hrandfield h -1048577 => (error) ERR respike: a negative count may ask for at most 1048576 items
 		`)
 		h.Proto = 3
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hrandfield nokey => (nil)
 			hrandfield nokey 3 withvalues => []
 			hrandfield h 1 withvalues => [["a" "1"]]
@@ -72,12 +73,12 @@ func TestHRandFieldErrors(t *testing.T) {
 
 // Whole-hash answers come in key order, with each value next to its field.
 func TestHRandFieldWhole(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{3, 40} { // answered from the first read, and not
 			key := fmt.Sprint("h", n)
 			fillHash(h, key, n)
 			for _, count := range []string{fmt.Sprint(n), fmt.Sprint(n + 5), "9223372036854775807"} {
-				got := doParsed(t, h, "hrandfield", key, count).([]any)
+				got := cmdtest.DoParsed(t, h, "hrandfield", key, count).([]any)
 				if len(got) != n {
 					t.Fatalf("HRANDFIELD %s %s: %d fields", key, count, len(got))
 				}
@@ -87,7 +88,7 @@ func TestHRandFieldWhole(t *testing.T) {
 					}
 				}
 			}
-			got := doParsed(t, h, "hrandfield", key, fmt.Sprint(n), "withvalues").([]any)
+			got := cmdtest.DoParsed(t, h, "hrandfield", key, fmt.Sprint(n), "withvalues").([]any)
 			for i := 0; i < len(got); i += 2 {
 				if got[i] != fmt.Sprintf("f%03d", i/2) || got[i+1] != fmt.Sprintf("v%03d", i/2) {
 					t.Fatalf("HRANDFIELD %s WITHVALUES: pair %v %v", key, got[i], got[i+1])
@@ -100,20 +101,20 @@ func TestHRandFieldWhole(t *testing.T) {
 // A single draw is uniform, for a hash answered from the first read (5
 // fields) and for one read by index (50 fields).
 func TestHRandFieldSingleUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{5, 50} {
 			key := fmt.Sprint("h", n)
 			fillHash(h, key, n)
 			counts := map[string]int{}
 			const draws = 4000
 			for range draws {
-				f := doParsed(t, h, "hrandfield", key).(string)
+				f := cmdtest.DoParsed(t, h, "hrandfield", key).(string)
 				counts[f]++
 			}
 			if len(counts) != n {
 				t.Errorf("%d fields: drew %d distinct fields in %d draws", n, len(counts), draws)
 			}
-			if x := chiSquare(counts, n, draws); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, draws); x > chiBound(n-1) {
 				t.Errorf("%d fields: chi-square %.1f over %.1f: %v", n, x, chiBound(n-1), counts)
 			}
 		}
@@ -123,14 +124,14 @@ func TestHRandFieldSingleUniform(t *testing.T) {
 // A positive count gives distinct fields, each field equally likely to be
 // chosen and to come first; WITHVALUES pairs each with its value.
 func TestHRandFieldDistinctUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{10, 50} {
 			key := fmt.Sprint("h", n)
 			fillHash(h, key, n)
 			const reps, k = 600, 4
 			counts, first := map[string]int{}, map[string]int{}
 			for range reps {
-				got := doParsed(t, h, "hrandfield", key, fmt.Sprint(k), "withvalues").([]any)
+				got := cmdtest.DoParsed(t, h, "hrandfield", key, fmt.Sprint(k), "withvalues").([]any)
 				if len(got) != 2*k {
 					t.Fatalf("got %d elements, want %d", len(got), 2*k)
 				}
@@ -148,10 +149,10 @@ func TestHRandFieldDistinctUniform(t *testing.T) {
 				}
 				first[got[0].(string)]++
 			}
-			if x := chiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
 				t.Errorf("%d fields: inclusion chi-square %.1f: %v", n, x, counts)
 			}
-			if x := chiSquare(first, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(first, n, reps); x > chiBound(n-1) {
 				t.Errorf("%d fields: first-position chi-square %.1f: %v", n, x, first)
 			}
 		}
@@ -161,7 +162,7 @@ func TestHRandFieldDistinctUniform(t *testing.T) {
 // A negative count draws independently: repeats happen and every field is
 // equally likely.
 func TestHRandFieldRepeatsUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{3, 30} {
 			key := fmt.Sprint("h", n)
 			fillHash(h, key, n)
@@ -169,7 +170,7 @@ func TestHRandFieldRepeatsUniform(t *testing.T) {
 			repeats := 0
 			const reps, k = 200, 20
 			for range reps {
-				got := doParsed(t, h, "hrandfield", key, fmt.Sprint(-k)).([]any)
+				got := cmdtest.DoParsed(t, h, "hrandfield", key, fmt.Sprint(-k)).([]any)
 				if len(got) != k {
 					t.Fatalf("got %d fields, want %d", len(got), k)
 				}
@@ -185,7 +186,7 @@ func TestHRandFieldRepeatsUniform(t *testing.T) {
 			if repeats == 0 {
 				t.Errorf("%d fields: no repeats in %d draws of %d", n, reps, k)
 			}
-			if x := chiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
 				t.Errorf("%d fields: chi-square %.1f: %v", n, x, counts)
 			}
 		}
@@ -195,13 +196,13 @@ func TestHRandFieldRepeatsUniform(t *testing.T) {
 // Samples larger than the per-index limit come from a read of the whole
 // hash and keep their semantics.
 func TestHRandFieldLargeSample(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		const n, k = 1000, 600
 		fillHash(h, "h", n)
 		counts := map[string]int{}
 		const reps = 20
 		for range reps {
-			got := doParsed(t, h, "hrandfield", "h", fmt.Sprint(k)).([]any)
+			got := cmdtest.DoParsed(t, h, "hrandfield", "h", fmt.Sprint(k)).([]any)
 			seen := map[string]bool{}
 			for _, f := range got {
 				if seen[f.(string)] {
@@ -226,7 +227,7 @@ func TestHRandFieldLargeSample(t *testing.T) {
 		if extreme > 5 {
 			t.Errorf("%d fields were always or never drawn", extreme)
 		}
-		got := doParsed(t, h, "hrandfield", "h", fmt.Sprint(-k), "withvalues").([]any)
+		got := cmdtest.DoParsed(t, h, "hrandfield", "h", fmt.Sprint(-k), "withvalues").([]any)
 		if len(got) != 2*k {
 			t.Fatalf("negative count: got %d elements, want %d", len(got), 2*k)
 		}

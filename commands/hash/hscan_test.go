@@ -3,12 +3,13 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestHScan(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			hscan nokey 0 => ["0" []]
 			hscan nokey x => (error) ERR invalid cursor
 			hscan nokey 0 badopt => ["0" []]
@@ -43,7 +44,7 @@ func TestHScan(t *testing.T) {
 			hscan h 0 count 9223372036854775807 => ["0" ["f" "1" "z" "2"]]
 		`)
 		h.Proto = 3
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hscan h 0 => ["0" ["f" "1" "z" "2"]]
 			hscan nokey 0 => ["0" []]
 		`)
@@ -53,13 +54,13 @@ func TestHScan(t *testing.T) {
 // Paging by COUNT visits every field exactly once when nothing changes,
 // with MATCH applied per page.
 func TestHScanPages(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		fillHash(h, "h", 25)
 		seen := map[string]string{}
 		cursor := "0"
 		pages := 0
 		for {
-			got := doParsed(t, h, "hscan", "h", cursor, "count", "7").([]any)
+			got := cmdtest.DoParsed(t, h, "hscan", "h", cursor, "count", "7").([]any)
 			items := got[1].([]any)
 			for i := 0; i < len(items); i += 2 {
 				f := items[i].(string)
@@ -82,7 +83,7 @@ func TestHScanPages(t *testing.T) {
 				t.Errorf("field %s has value %s", f, v)
 			}
 		}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hscan h 0 => ["10" ["f000" "v000" "f001" "v001" "f002" "v002" "f003" "v003" "f004" "v004" "f005" "v005" "f006" "v006" "f007" "v007" "f008" "v008" "f009" "v009"]]
 			hscan h 10 match f01[0-2] => ["20" ["f010" "v010" "f011" "v011" "f012" "v012"]]
 			hscan h 20 match *3 novalues => ["0" ["f023"]]

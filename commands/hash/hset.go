@@ -53,14 +53,14 @@ func runHSet(c *sdk.Ctx, name string) {
 func hsetDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	if !r.OK() {
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	if c.N[0] == 1 {
 		c.Reply().OK()
 		return
 	}
-	c.Reply().Int(intOf(r.Value(2)) - intOf(r.Value(0)))
+	c.Reply().Int(kit.IntOf(r.Value(2)) - kit.IntOf(r.Value(0)))
 }
 
 // runHSetNX writes the field only if it is new, at column level: the map

@@ -22,7 +22,6 @@
 package main
 
 import (
-	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -42,27 +41,6 @@ const putFlags = codec.MapWriteDefault | codec.MapOrderKey
 // createFlags write only fields that do not exist yet, skipping the others
 // without failing the call: column-level HSETNX.
 const createFlags = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKey
-
-// failed answers a call that did not succeed: WRONGTYPE for the type guard
-// (or a value bin that is not a map, which only a foreign record can have),
-// the store's error otherwise.
-func failed(c *sdk.Ctx, r *codec.Result) {
-	switch r.Code {
-	case codec.FilteredOut, codec.BinTypeError:
-		c.Error(kit.WrongType)
-	default:
-		kit.StoreError(c, r)
-	}
-}
-
-// intOf reads a count or size an op returned; a missing map answers
-// nothing, which counts as 0.
-func intOf(v codec.Value) int64 {
-	if v.Kind == codec.KindInt {
-		return v.Int
-	}
-	return 0
-}
 
 // wrongArgs is Redis's arity error for command name (lower case).
 func wrongArgs(name string) string {

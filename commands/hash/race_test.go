@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
@@ -26,16 +27,16 @@ func isMapPut(req *codec.Request) bool {
 // Another client writing between HINCRBYFLOAT's read and write makes it
 // read again, and the result accounts for that write.
 func TestHIncrByFloatRetries(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		base := h.Store
 		interfere := 2
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if isMapPut(req) && interfere > 0 {
 				interfere--
 				putField(t, base, "h", "f", codec.Bytes([]byte("10")))
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hset h f 1 => (integer) 1
 			hincrbyfloat h f 0.5 => "10.5"
 		`)
@@ -43,35 +44,35 @@ func TestHIncrByFloatRetries(t *testing.T) {
 			t.Fatalf("the write was not intercepted")
 		}
 		// A key that keeps changing ends in an error, never a lost update.
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if isMapPut(req) {
 				putField(t, base, "h", "f", codec.Bytes([]byte("1")))
 			}
 		}}
-		script(t, h, `hincrbyfloat h f 0.5 => (error) ERR respike: the key kept changing during a read-modify-write; try again`)
+		cmdtest.Script(t, h, `hincrbyfloat h f 0.5 => (error) ERR respike: the key kept changing during a read-modify-write; try again`)
 	})
 }
 
 // A missing key created by another client between the read and the
 // create-only write is read again.
 func TestHIncrByFloatCreateRace(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		base := h.Store
 		once := true
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if isMapPut(req) && once {
 				once = false
 				putField(t, base, "h", "f", codec.Bytes([]byte("2")))
 			}
 		}}
-		script(t, h, `hincrbyfloat h f 0.25 => "2.25"`)
+		cmdtest.Script(t, h, `hincrbyfloat h f 0.25 => "2.25"`)
 	})
 }
 
 // HRANDFIELD draws again when the hash changed between reading its size
 // and reading the items at the drawn indexes.
 func TestHRandFieldRedrawsOnChange(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		args := []string{"hset", "h"}
 		for i := range 40 {
 			args = append(args, "f"+string(rune('A'+i)), "v")
@@ -79,7 +80,7 @@ func TestHRandFieldRedrawsOnChange(t *testing.T) {
 		h.Do(args...)
 		base := h.Store
 		changes := 0
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			// The index read has more than two ops: size and one per draw.
 			if len(req.Calls) == 1 && len(req.Calls[0].Ops) > 2 && changes < 3 {
 				changes++
@@ -90,17 +91,17 @@ func TestHRandFieldRedrawsOnChange(t *testing.T) {
 		if changes != 3 {
 			t.Fatalf("changes = %d, want the index read intercepted 3 times", changes)
 		}
-		if n := len(splitReply(got)); n != 5 {
+		if n := len(cmdtest.SplitReply(got)); n != 5 {
 			t.Errorf("HRANDFIELD h 5 = %s, want 5 fields", got)
 		}
 		// Always changing: an error after the retries.
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if len(req.Calls) == 1 && len(req.Calls[0].Ops) > 2 {
 				changes++
 				putField(t, base, "h", "zz"+string(rune('a'+changes%26)), codec.Bytes([]byte("new")))
 			}
 		}}
-		script(t, h, `hrandfield h 5 => (error) ERR respike: the key kept changing during a read-modify-write; try again`)
+		cmdtest.Script(t, h, `hrandfield h 5 => (error) ERR respike: the key kept changing during a read-modify-write; try again`)
 	})
 }
 
@@ -108,12 +109,12 @@ func TestHRandFieldRedrawsOnChange(t *testing.T) {
 // something other than respike) passes the type guard; map operations on
 // it fail with BIN_TYPE_ERROR, answered as WRONGTYPE.
 func TestForeignRecord(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		var call codec.Call
 		call.Key = []byte("raw")
 		call.Put(codec.BinValue, codec.Bytes([]byte("blob")))
-		execStore(t, h.Store, call)
-		script(t, h, `
+		cmdtest.Exec(t, h.Store, call)
+		cmdtest.Script(t, h, `
 			hget raw f => `+wrongType+`
 			hset raw f v => `+wrongType+`
 			hdel raw f => `+wrongType+`
@@ -129,17 +130,17 @@ func TestForeignRecord(t *testing.T) {
 // HINCRBY on a canonical integer stored as bytes retries its
 // read-modify-write when another client writes in between.
 func TestHIncrBySlowPathRace(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		base := h.Store
 		putField(t, base, "h", "f", codec.Bytes([]byte("5")))
 		once := true
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if isMapPut(req) && once {
 				once = false
 				putField(t, base, "h", "f", codec.Bytes([]byte("100")))
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			hincrby h f 1 => (integer) 101
 			hget h f => "101"
 		`)

@@ -133,6 +133,11 @@ func expireDecide(c *sdk.Ctx) {
 	}
 	now := kit.NowMs()
 	flags, when := c.N[exFlags], c.N[exWhen]
+	// The store reports whole seconds rounded up, so the real expiry lies
+	// in (cur-1000, cur]. A GT whose time equals cur is taken as greater:
+	// the real expiry is below cur unless it fell exactly on the second,
+	// which is how Redis (millisecond precision) answers "EXPIRE k 100"
+	// followed by "EXPIRE k 100 GT" a moment later.
 	cur := int64(-1) // no expiry
 	if r.TTL >= 0 {
 		cur = now + r.TTL*1000
@@ -140,7 +145,7 @@ func expireDecide(c *sdk.Ctx) {
 	switch {
 	case flags&expNX != 0 && cur != -1,
 		flags&expXX != 0 && cur == -1,
-		flags&expGT != 0 && (cur == -1 || when <= cur),
+		flags&expGT != 0 && (cur == -1 || when < cur),
 		flags&expLT != 0 && cur != -1 && when >= cur:
 		c.Reply().Int(0)
 		return

@@ -7,18 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestDelExistsTouchType(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		putStr(t, h, "a", "1")
 		putStr(t, h, "b", "2")
 		putStr(t, h, "c", "3")
 		putStr(t, h, "\x00 bin key", "")
-		putType(t, h, "l", codec.TypeList)
-		script(t, h, `
+		cmdtest.PutType(t, h.Store, "l", codec.TypeList)
+		cmdtest.Script(t, h, `
 EXISTS a => (integer) 1
 EXISTS a a nokey l => (integer) 3
 EXISTS "\x00 bin key" => (integer) 1
@@ -47,9 +48,9 @@ EXISTS c l "\x00 bin key" => (integer) 0
 }
 
 func TestExpire(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 EXPIRE k 100 nx xx => (error) ERR NX and XX, GT or LT options at the same time are not compatible
 EXPIRE k 100 gt lt => (error) ERR GT and LT options at the same time are not compatible
 EXPIRE k 100 nx gt => (error) ERR NX and XX, GT or LT options at the same time are not compatible
@@ -97,22 +98,22 @@ EXPIRE k -1 => (integer) 0
 			t.Errorf("EXPIRE with an empty option = %q", got)
 		}
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 EXPIRE k 0 => (integer) 1
 EXISTS k => (integer) 0
 `)
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 EXPIREAT k 1 => (integer) 1
 EXISTS k => (integer) 0
 `)
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 PEXPIREAT k 1 => (integer) 1
 EXISTS k => (integer) 0
 `)
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 EXPIRE k -5 xx => (integer) 0
 EXISTS k => (integer) 1
 EXPIRE k -5 gt => (integer) 0
@@ -120,7 +121,7 @@ EXPIRE k -5 nx => (integer) 1
 EXISTS k => (integer) 0
 `)
 		putStr(t, h, "k", "v")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 EXPIRE k 100 => (integer) 1
 EXPIRE k -5 nx => (integer) 0
 EXPIRE k -5 gt => (integer) 0
@@ -137,7 +138,7 @@ EXISTS k => (integer) 0
 		checkAbout(t, h.Do("TTL", "k"), 1000, 1)
 		h.Do("PEXPIREAT", "k", strconv.FormatInt((at+1000)*1000, 10))
 		checkAbout(t, h.Do("EXPIRETIME", "k"), at+1000, 1)
-		script(t, h, `
+		cmdtest.Script(t, h, `
 TTL nokey => (integer) -2
 PTTL nokey => (integer) -2
 EXPIRETIME nokey => (integer) -2
@@ -162,10 +163,10 @@ func checkAbout(t *testing.T, reply string, want, slack int64) {
 }
 
 func TestExpireRetriesOnConcurrentWrite(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		inner := h.Store
 		n := 0
-		h.Store = &interceptStore{Store: inner, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: inner, Before: func(req *codec.Request) {
 			// Another client rewrites the key before each guarded write,
 			// the second time giving it a long TTL, which GT must see.
 			if req.Kind == codec.ReqRecords && req.Calls[0].Policy.Generation != 0 && n < 2 {
@@ -192,8 +193,8 @@ func TestExpireRetriesOnConcurrentWrite(t *testing.T) {
 }
 
 func TestScan(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 SCAN abc => (error) ERR invalid cursor
 SCAN " 1" => (error) ERR invalid cursor
 SCAN 18446744073709551616 => (error) ERR invalid cursor
@@ -212,8 +213,8 @@ SCAN 0 count 10 match * type string => ["0" []]
 		for _, k := range []string{"a", "b", "c", "ab", "\x00x"} {
 			putStr(t, h, k, "v")
 		}
-		putType(t, h, "l", codec.TypeList)
-		putType(t, h, "hh", codec.TypeHash)
+		cmdtest.PutType(t, h.Store, "l", codec.TypeList)
+		cmdtest.PutType(t, h.Store, "hh", codec.TypeHash)
 		for _, c := range []struct {
 			args []string
 			want string
@@ -276,12 +277,12 @@ func bytesArgs(args []string) [][]byte {
 }
 
 func TestKeys(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `KEYS * => []`)
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `KEYS * => []`)
 		for _, k := range []string{"a", "b", "c", "ab", "a*b", "\x00"} {
 			putStr(t, h, k, "v")
 		}
-		putType(t, h, "l", codec.TypeList)
+		cmdtest.PutType(t, h.Store, "l", codec.TypeList)
 		for pat, want := range map[string]string{
 			"*":     "\x00 a a*b ab b c l",
 			"[ac]":  "a c",
@@ -332,10 +333,10 @@ func parseArray(t *testing.T, raw []byte) []string {
 }
 
 func TestRandomKey(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `RANDOMKEY => (nil)`)
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `RANDOMKEY => (nil)`)
 		putStr(t, h, "only", "v")
-		script(t, h, `RANDOMKEY => "only"`)
+		cmdtest.Script(t, h, `RANDOMKEY => "only"`)
 		putStr(t, h, "other", "v")
 		seen := map[string]bool{}
 		for range 200 {
@@ -348,10 +349,10 @@ func TestRandomKey(t *testing.T) {
 }
 
 func TestRenameCopy(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		putStr(t, h, "c", "3")
 		putStr(t, h, "d", "4")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 RENAME nokey x => (error) ERR no such key
 RENAME c c => OK
 RENAMENX c c => (integer) 0
@@ -382,7 +383,7 @@ COPY d g foo => (error) ERR syntax error
 			t.Errorf("copied value = %q", got)
 		}
 		putStr(t, h, "h", "other")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 COPY h g REPLACE => (integer) 1
 TTL g => (integer) -1
 COPY g g2 db 0 replace replace => (integer) 1
@@ -398,8 +399,8 @@ COPY g g2 db 0 replace replace => (integer) 1
 			MapPut(codec.BinValue, codec.MapOrderKeyValue, []codec.Value{
 				codec.Bytes([]byte("m1")), codec.Float(3), codec.Bytes([]byte("m2")), codec.Float(1),
 			})
-		exec(t, h, call)
-		script(t, h, `
+		cmdtest.Exec(t, h.Store, call)
+		cmdtest.Script(t, h, `
 RENAME z z2 => OK
 TYPE z2 => zset
 EXISTS z => (integer) 0
@@ -407,7 +408,7 @@ EXISTS z => (integer) 0
 		var rank codec.Call
 		rank.Key = []byte("z2")
 		rank.MapGetByRank(codec.BinValue, codec.ReturnKey, 0, 1)
-		if r := exec(t, h, rank); r.Code != codec.OK || len(r.Values[0].List) != 1 || string(r.Values[0].List[0].Bytes) != "m2" {
+		if r := cmdtest.Exec(t, h.Store, rank); r.Code != codec.OK || len(r.Values[0].List) != 1 || string(r.Values[0].List[0].Bytes) != "m2" {
 			t.Errorf("rank 0 of the renamed zset: %+v", r)
 		}
 	})

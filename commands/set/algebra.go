@@ -113,7 +113,7 @@ func combine(c *sdk.Ctx) {
 		case codec.NotFound:
 			missing = true
 		default:
-			failed(c, r)
+			kit.GuardFailed(c, r)
 			return
 		}
 	}
@@ -164,7 +164,7 @@ func combine(c *sdk.Ctx) {
 func stored(c *sdk.Ctx) {
 	r := c.Result(0)
 	if r.Code != codec.OK && !(r.Code == codec.NotFound && c.N[6] == 0) {
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	c.Reply().Int(c.N[6])

@@ -3,12 +3,13 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestSetAlgebra(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sadd a 1 2 3 4 => (integer) 4
 			sadd b 3 4 5 => (integer) 3
 			sadd c 4 5 6 "" => (integer) 4
@@ -39,11 +40,11 @@ func TestSetAlgebra(t *testing.T) {
 			sdiff a str => `+wrongType+`
 		`)
 		h.Proto = 3
-		if got := string(h.DoRaw(rawArgs("sinter", "a", "b")...)); got != "~2\r\n$1\r\n3\r\n$1\r\n4\r\n" {
+		if got := string(h.DoRaw(cmdtest.RawArgs("sinter", "a", "b")...)); got != "~2\r\n$1\r\n3\r\n$1\r\n4\r\n" {
 			t.Errorf("RESP3 SINTER = %q", got)
 		}
 		for _, cmd := range []string{"sinter", "sunion", "sdiff"} {
-			if got := string(h.DoRaw(rawArgs(cmd, "nokey")...)); got != "~0\r\n" {
+			if got := string(h.DoRaw(cmdtest.RawArgs(cmd, "nokey")...)); got != "~0\r\n" {
 				t.Errorf("RESP3 %s of a missing key = %q", cmd, got)
 			}
 		}
@@ -51,8 +52,8 @@ func TestSetAlgebra(t *testing.T) {
 }
 
 func TestSetAlgebraStore(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sadd a 1 2 3 4 => (integer) 4
 			sadd b 3 4 5 => (integer) 3
 			sinterstore d a b => (integer) 2
@@ -94,8 +95,8 @@ func TestSetAlgebraStore(t *testing.T) {
 }
 
 func TestSInterCard(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sintercard 0 a => (error) ERR numkeys should be greater than 0
 			sintercard -1 a => (error) ERR numkeys should be greater than 0
 			sintercard x a => (error) ERR numkeys should be greater than 0

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
@@ -37,8 +38,8 @@ func TestHotPathAllocations(t *testing.T) {
 	h.Inline = true
 	h.Do("sadd", "s", "m")
 	for _, c := range []struct{ cmd, base [][]byte }{
-		{rawArgs("sadd", "s", "m"), rawArgs("baseline-sadd", "s", "m")},
-		{rawArgs("sismember", "s", "m"), rawArgs("baseline-sismember", "s", "m")},
+		{cmdtest.RawArgs("sadd", "s", "m"), cmdtest.RawArgs("baseline-sadd", "s", "m")},
+		{cmdtest.RawArgs("sismember", "s", "m"), cmdtest.RawArgs("baseline-sismember", "s", "m")},
 	} {
 		base := testing.AllocsPerRun(200, func() { h.DoRaw(c.base...) })
 		got := testing.AllocsPerRun(200, func() { h.DoRaw(c.cmd...) })

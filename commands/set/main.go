@@ -19,7 +19,6 @@
 package main
 
 import (
-	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -38,27 +37,6 @@ var present = codec.Int(1)
 // addFlags write only members that are not there yet, skipping the others
 // without failing the call, and create a key-ordered map.
 const addFlags = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKey
-
-// failed answers a call that did not succeed: WRONGTYPE for the type guard
-// (or a value bin that is not a map, which only a foreign record can have),
-// the store's error otherwise.
-func failed(c *sdk.Ctx, r *codec.Result) {
-	switch r.Code {
-	case codec.FilteredOut, codec.BinTypeError:
-		c.Error(kit.WrongType)
-	default:
-		kit.StoreError(c, r)
-	}
-}
-
-// intOf reads a count or size an op returned; a missing map answers
-// nothing, which counts as 0.
-func intOf(v codec.Value) int64 {
-	if v.Kind == codec.KindInt {
-		return v.Int
-	}
-	return 0
-}
 
 // members builds the map items of args[from:], each with the placeholder.
 func members(c *sdk.Ctx, from int) []codec.Value {

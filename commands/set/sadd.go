@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -34,10 +35,10 @@ func runSAdd(c *sdk.Ctx) {
 func saddDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	if !r.OK() {
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
-	c.Reply().Int(intOf(r.Value(2)) - intOf(r.Value(0)))
+	c.Reply().Int(kit.IntOf(r.Value(2)) - kit.IntOf(r.Value(0)))
 }
 
 // runSRem removes the members in one operate and deletes the record when
@@ -54,10 +55,10 @@ func sremDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(intOf(r.Value(0)) - intOf(r.Value(2)))
+		c.Reply().Int(kit.IntOf(r.Value(0)) - kit.IntOf(r.Value(2)))
 	case codec.NotFound:
 		c.Reply().Int(0)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }

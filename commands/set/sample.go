@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/respike/respike/commands/internal/kit"
 	"math/rand/v2"
 
 	sdk "github.com/respike/respike/guest-sdk"
@@ -24,7 +25,7 @@ func samplePlan(c *sdk.Ctx, size int64, gen uint32) {
 	c.N[3] = int64(gen)
 	call := c.Record(c.Arg(1)).Guard(codec.TypeSet).MapSize(codec.BinValue)
 	var one [1]int64
-	for _, i := range draw(one[:0], int(k), size, uniq) {
+	for _, i := range kit.Draw(one[:0], int(k), size, uniq) {
 		call.MapGetByIndex(codec.BinValue, codec.ReturnKey, i, 1)
 	}
 	c.Exec(sampleIndexed)
@@ -38,7 +39,7 @@ func sampleWhole(c *sdk.Ctx) {
 	case codec.NotFound:
 		randEmpty(c)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }
 
@@ -52,7 +53,7 @@ func sampleIndexed(c *sdk.Ctx) {
 		randEmpty(c)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	n := len(r.Values) - 1
@@ -62,7 +63,7 @@ func sampleIndexed(c *sdk.Ctx) {
 	}
 	if changed {
 		if retry(c) {
-			samplePlan(c, intOf(r.Value(0)), r.Generation)
+			samplePlan(c, kit.IntOf(r.Value(0)), r.Generation)
 		}
 		return
 	}
@@ -100,50 +101,10 @@ func sampleLocal(c *sdk.Ctx, items []codec.Value) {
 	case !uniq && k > maxDraws:
 		c.Error(errTooManyDraws)
 	default:
-		idx := draw(nil, int(k), int64(size), uniq)
+		idx := kit.Draw(nil, int(k), int64(size), uniq)
 		w.Array(len(idx))
 		for _, i := range idx {
 			w.Bulk(items[i].Bytes)
 		}
 	}
-}
-
-// draw appends k indexes below size to dst: distinct and in random order
-// when uniq (k < size), independent uniform draws otherwise. A single draw
-// into a caller's array allocates nothing.
-func draw(dst []int64, k int, size int64, uniq bool) []int64 {
-	out := dst[:0]
-	if k == 1 {
-		return append(out, rand.Int64N(size))
-	}
-	if !uniq {
-		for range k {
-			out = append(out, rand.Int64N(size))
-		}
-		return out
-	}
-	if int64(k)*4 >= size {
-		// A partial Fisher-Yates shuffle of all indexes.
-		perm := make([]int64, size)
-		for i := range perm {
-			perm[i] = int64(i)
-		}
-		for i := range k {
-			j := int64(i) + rand.Int64N(size-int64(i))
-			perm[i], perm[j] = perm[j], perm[i]
-		}
-		return append(out, perm[:k]...)
-	}
-	// Floyd's algorithm: a uniform k-subset, then a shuffle for the order.
-	seen := make(map[int64]struct{}, k)
-	for j := size - int64(k); j < size; j++ {
-		t := rand.Int64N(j + 1)
-		if _, dup := seen[t]; dup {
-			t = j
-		}
-		seen[t] = struct{}{}
-		out = append(out, t)
-	}
-	rand.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
-	return out
 }

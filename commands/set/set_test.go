@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
@@ -10,8 +11,8 @@ import (
 const wrongType = "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
 
 func TestSAddSRem(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sadd s a b a => (integer) 2
 			sadd s a => (integer) 0
 			sadd s c "" "\x00\xff" => (integer) 3
@@ -37,15 +38,15 @@ func TestSAddSRem(t *testing.T) {
 	var call codec.Call
 	call.Key = []byte("s")
 	call.Get(codec.BinValue)
-	r := execStore(t, h.Store, call)
+	r := cmdtest.Exec(t, h.Store, call)
 	if v := r.Values[0]; v.Kind != codec.KindMap || len(v.List) != 2 || !v.List[1].Equal(codec.Int(1)) {
 		t.Errorf("stored set: %+v", v)
 	}
 }
 
 func TestSetReads(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			scard nokey => (integer) 0
 			sismember nokey a => (integer) 0
 			smismember nokey a b => [(integer) 0 (integer) 0]
@@ -62,7 +63,7 @@ func TestSetReads(t *testing.T) {
 			smembers str => `+wrongType+`
 		`)
 		h.Proto = 3
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			smembers s => ["a" "b" "c"]
 			smembers nokey => []
 		`)
@@ -77,7 +78,7 @@ func TestSetReads(t *testing.T) {
 
 // SMISMEMBER with many members.
 func TestSMIsMemberMany(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		add := []string{"sadd", "s"}
 		ask := []string{"smismember", "s"}
 		want := "["
@@ -105,8 +106,8 @@ func TestSMIsMemberMany(t *testing.T) {
 
 // Writes keep the key's TTL, as Redis's set commands do.
 func TestSetWritesKeepTTL(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sadd s a b c d e => (integer) 5
 			expire s 100 => (integer) 1
 			sadd s f => (integer) 1
@@ -122,7 +123,7 @@ func TestSetWritesKeepTTL(t *testing.T) {
 		`)
 		h.Do("spop", "s")
 		h.Do("spop", "s", "2")
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			scard s => (integer) 1
 			ttl s => (integer) 100
 		`)
@@ -130,8 +131,8 @@ func TestSetWritesKeepTTL(t *testing.T) {
 }
 
 func TestSMove(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			set str v => OK
 			smove nokey str a => (integer) 0
 			smove str nokey a => `+wrongType+`
@@ -158,19 +159,19 @@ func TestSMove(t *testing.T) {
 // When the destination turns into another type between SMOVE's check and
 // its write, the member goes back into the source.
 func TestSMoveDestinationRace(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("sadd", "src", "m", "n")
 		base := h.Store
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			c := &req.Calls[0]
 			if string(c.Key) == "dst" && len(c.Ops) == 2 && c.Ops[1].Code == codec.OpMapPut {
 				var call codec.Call
 				call.Key = []byte("dst")
 				call.Exists(codec.ExistsReplace).Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, codec.Bytes([]byte("v")))
-				execStore(t, base, call)
+				cmdtest.Exec(t, base, call)
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			smove src dst m => `+wrongType+`
 			smembers src => ["m" "n"]
 			type dst => string
@@ -182,12 +183,12 @@ func TestSMoveDestinationRace(t *testing.T) {
 // something other than respike) passes the type guard; map operations on
 // it fail with BIN_TYPE_ERROR, answered as WRONGTYPE.
 func TestForeignRecord(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		var call codec.Call
 		call.Key = []byte("raw")
 		call.Put(codec.BinValue, codec.Bytes([]byte("blob")))
-		execStore(t, h.Store, call)
-		script(t, h, `
+		cmdtest.Exec(t, h.Store, call)
+		cmdtest.Script(t, h, `
 			sadd raw m => `+wrongType+`
 			srem raw m => `+wrongType+`
 			smembers raw => `+wrongType+`
@@ -203,19 +204,19 @@ func TestForeignRecord(t *testing.T) {
 // When another client removes the member between SMOVE's check and its
 // removal, SMOVE answers 0 and adds nothing.
 func TestSMoveMemberGone(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("sadd", "src", "m", "n")
 		base := h.Store
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			c := &req.Calls[0]
 			if string(c.Key) == "src" && c.Policy.DeleteIfEmpty != "" {
 				var call codec.Call
 				call.Key = []byte("src")
 				call.MapRemoveByKeys(codec.BinValue, codec.ReturnNone, []codec.Value{codec.Bytes([]byte("m"))})
-				execStore(t, base, call)
+				cmdtest.Exec(t, base, call)
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			smove src dst m => (integer) 0
 			exists dst => (integer) 0
 			smembers src => ["n"]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/respike/respike/commands/internal/kit"
 	"strconv"
 
 	sdk "github.com/respike/respike/guest-sdk"
@@ -50,17 +51,17 @@ func smoveChecked(c *sdk.Ctx) {
 		c.Reply().Int(0)
 		return
 	default:
-		failed(c, src)
+		kit.GuardFailed(c, src)
 		return
 	}
 	if !sameKey(c) {
 		if dst := c.Result(1); dst.Code != codec.OK && dst.Code != codec.NotFound {
-			failed(c, dst)
+			kit.GuardFailed(c, dst)
 			return
 		}
 	}
-	if intOf(src.Value(0)) == 0 || sameKey(c) {
-		c.Reply().Int(intOf(src.Value(0)))
+	if kit.IntOf(src.Value(0)) == 0 || sameKey(c) {
+		c.Reply().Int(kit.IntOf(src.Value(0)))
 		return
 	}
 	ks := c.Values(1)
@@ -80,10 +81,10 @@ func smoveRemoved(c *sdk.Ctx) {
 		c.Reply().Int(0)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
-	if intOf(r.Value(0))-intOf(r.Value(2)) == 0 {
+	if kit.IntOf(r.Value(0))-kit.IntOf(r.Value(2)) == 0 {
 		c.Reply().Int(0) // another client removed it first
 		return
 	}
@@ -117,5 +118,5 @@ func smoveRestored(c *sdk.Ctx) {
 			") nor put it back into the source; it was removed from the source")
 		return
 	}
-	failed(c, &codec.Result{Code: code})
+	kit.GuardFailed(c, &codec.Result{Code: code})
 }

@@ -136,14 +136,14 @@ func randFirst(c *sdk.Ctx) {
 		randEmpty(c)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	if c.N[1]&randCount != 0 && c.N[0] == 0 {
 		randEmpty(c)
 		return
 	}
-	size := intOf(r.Value(0))
+	size := kit.IntOf(r.Value(0))
 	items := r.Value(1).List
 	if int64(len(items)) < size {
 		items = nil // not all of them
@@ -189,7 +189,7 @@ func popPlan(c *sdk.Ctx, size int64, gen uint32, items []codec.Value) {
 	case items != nil:
 		call.MapRemoveByKeys(codec.BinValue, codec.ReturnKey, pickKeys(c, items, int(k)))
 	default:
-		idx := draw(nil, int(k), size, true)
+		idx := kit.Draw(nil, int(k), size, true)
 		// Highest index first, so each removal leaves the lower indexes
 		// in place.
 		slices.Sort(idx)
@@ -204,7 +204,7 @@ func popPlan(c *sdk.Ctx, size int64, gen uint32, items []codec.Value) {
 func pickKeys(c *sdk.Ctx, items []codec.Value, k int) []codec.Value {
 	out := c.Values(k)
 	var one [1]int64
-	for i, p := range draw(one[:0], k, int64(len(items)), true) {
+	for i, p := range kit.Draw(one[:0], k, int64(len(items)), true) {
 		out[i] = items[p]
 	}
 	return out
@@ -218,7 +218,7 @@ func popAll(c *sdk.Ctx) {
 		randEmpty(c)
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	items := r.Value(0).List
@@ -238,7 +238,7 @@ func popDone(c *sdk.Ctx) {
 		}
 		return
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	w := c.Reply()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
@@ -23,9 +24,9 @@ func fillSet(h *sdktest.Host, key string, n int) {
 func chiBound(df int) float64 { return float64(df) + 6*math.Sqrt(2*float64(df)) }
 
 func TestSPopSRandMemberErrors(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		// Replies of SPOP with a count come in random order: compare sorted.
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			spop nokey => (nil)
 			spop nokey 0 => []
 			spop nokey 3 => []
@@ -77,8 +78,8 @@ func TestSPopSRandMemberErrors(t *testing.T) {
 			{"spop s 0", "~0\r\n"},
 			{"spop s 1", "~1\r\n$1\r\na\r\n"},
 		} {
-			args, _ := splitArgs(c.args)
-			if got := string(h.DoRaw(rawArgs(args...)...)); got != c.want {
+			args, _ := cmdtest.SplitArgs(c.args)
+			if got := string(h.DoRaw(cmdtest.RawArgs(args...)...)); got != c.want {
 				t.Errorf("RESP3 %s = %q, want %q", c.args, got, c.want)
 			}
 		}
@@ -88,22 +89,22 @@ func TestSPopSRandMemberErrors(t *testing.T) {
 // SPOP removes exactly what it returns, deletes the emptied set, and pops
 // each member with equal probability.
 func TestSPopUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{5, 40} { // from the first read, and by index
 			counts := map[string]int{}
 			const reps = 1500
 			for range reps {
 				fillSet(h, "s", n)
-				m := doParsed(t, h, "spop", "s").(string)
+				m := cmdtest.DoParsed(t, h, "spop", "s").(string)
 				counts[m]++
-				if got := doParsed(t, h, "sismember", "s", m).(int64); got != 0 {
+				if got := cmdtest.DoParsed(t, h, "sismember", "s", m).(int64); got != 0 {
 					t.Fatalf("popped %s is still a member", m)
 				}
-				if got := doParsed(t, h, "scard", "s").(int64); got != int64(n-1) {
+				if got := cmdtest.DoParsed(t, h, "scard", "s").(int64); got != int64(n-1) {
 					t.Fatalf("SCARD after SPOP = %d", got)
 				}
 			}
-			if x := chiSquare(counts, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps); x > chiBound(n-1) {
 				t.Errorf("%d members: chi-square %.1f: %v", n, x, counts)
 			}
 		}
@@ -112,13 +113,13 @@ func TestSPopUniform(t *testing.T) {
 
 // SPOP with a count pops distinct members, uniformly, and leaves the rest.
 func TestSPopCountUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{12, 60} {
 			counts := map[string]int{}
 			const reps, k = 400, 5
 			for range reps {
 				fillSet(h, "s", n)
-				got := doParsed(t, h, "spop", "s", fmt.Sprint(k)).([]any)
+				got := cmdtest.DoParsed(t, h, "spop", "s", fmt.Sprint(k)).([]any)
 				if len(got) != k {
 					t.Fatalf("SPOP s %d: %d members", k, len(got))
 				}
@@ -130,7 +131,7 @@ func TestSPopCountUniform(t *testing.T) {
 					seen[m.(string)] = true
 					counts[m.(string)]++
 				}
-				rest := doParsed(t, h, "smembers", "s").([]any)
+				rest := cmdtest.DoParsed(t, h, "smembers", "s").([]any)
 				if len(rest) != n-k {
 					t.Fatalf("%d members left, want %d", len(rest), n-k)
 				}
@@ -141,7 +142,7 @@ func TestSPopCountUniform(t *testing.T) {
 				}
 				h.Do("spop", "s", "1000") // empty it
 			}
-			if x := chiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
 				t.Errorf("%d members: chi-square %.1f: %v", n, x, counts)
 			}
 		}
@@ -150,9 +151,9 @@ func TestSPopCountUniform(t *testing.T) {
 
 // A large SPOP reads the whole set and removes by member.
 func TestSPopLarge(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		fillSet(h, "s", 1500)
-		got := doParsed(t, h, "spop", "s", "700").([]any)
+		got := cmdtest.DoParsed(t, h, "spop", "s", "700").([]any)
 		seen := map[string]bool{}
 		for _, m := range got {
 			if seen[m.(string)] {
@@ -163,42 +164,42 @@ func TestSPopLarge(t *testing.T) {
 		if len(got) != 700 {
 			t.Fatalf("%d popped", len(got))
 		}
-		if n := doParsed(t, h, "scard", "s").(int64); n != 800 {
+		if n := cmdtest.DoParsed(t, h, "scard", "s").(int64); n != 800 {
 			t.Fatalf("SCARD = %d, want 800", n)
 		}
-		got = doParsed(t, h, "spop", "s", "800").([]any)
+		got = cmdtest.DoParsed(t, h, "spop", "s", "800").([]any)
 		if len(got) != 800 {
 			t.Fatalf("%d popped", len(got))
 		}
-		script(t, h, `exists s => (integer) 0`)
+		cmdtest.Script(t, h, `exists s => (integer) 0`)
 	})
 }
 
 // SPOP starts again when another client wrote between reading the size and
 // removing.
 func TestSPopRetries(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		fillSet(h, "s", 3)
 		base := h.Store
 		interfere := 2
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if req.Calls[0].Policy.Generation != 0 && interfere > 0 {
 				interfere--
 				putMember(t, base, "s", fmt.Sprint("new", interfere))
 			}
 		}}
-		got := doParsed(t, h, "spop", "s", "5").([]any)
+		got := cmdtest.DoParsed(t, h, "spop", "s", "5").([]any)
 		if interfere != 0 || len(got) != 5 {
 			t.Fatalf("interfere=%d, popped %v", interfere, got)
 		}
-		script(t, h, `exists s => (integer) 0`)
+		cmdtest.Script(t, h, `exists s => (integer) 0`)
 		fillSet(h, "s", 3)
-		h.Store = &interceptStore{Store: base, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if req.Calls[0].Policy.Generation != 0 {
 				putMember(t, base, "s", "again")
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 			spop s => (error) ERR respike: the key kept changing during a read-modify-write; try again
 		`)
 	})
@@ -207,23 +208,23 @@ func TestSPopRetries(t *testing.T) {
 // SRANDMEMBER's single draw and counts are uniform, distinct for a positive
 // count and independent for a negative one.
 func TestSRandMemberUniform(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, n := range []int{6, 45} {
 			key := fmt.Sprint("s", n)
 			fillSet(h, key, n)
 			single := map[string]int{}
 			const draws = 3000
 			for range draws {
-				single[doParsed(t, h, "srandmember", key).(string)]++
+				single[cmdtest.DoParsed(t, h, "srandmember", key).(string)]++
 			}
-			if x := chiSquare(single, n, draws); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(single, n, draws); x > chiBound(n-1) {
 				t.Errorf("%d members, single: chi-square %.1f: %v", n, x, single)
 			}
 			distinct, first, repeats := map[string]int{}, map[string]int{}, map[string]int{}
 			const reps, k = 500, 4
 			sawRepeat := false
 			for range reps {
-				got := doParsed(t, h, "srandmember", key, fmt.Sprint(k)).([]any)
+				got := cmdtest.DoParsed(t, h, "srandmember", key, fmt.Sprint(k)).([]any)
 				seen := map[string]bool{}
 				for _, m := range got {
 					if seen[m.(string)] {
@@ -233,7 +234,7 @@ func TestSRandMemberUniform(t *testing.T) {
 					distinct[m.(string)]++
 				}
 				first[got[0].(string)]++
-				got = doParsed(t, h, "srandmember", key, fmt.Sprint(-k)).([]any)
+				got = cmdtest.DoParsed(t, h, "srandmember", key, fmt.Sprint(-k)).([]any)
 				if len(got) != k {
 					t.Fatalf("negative count: %d members", len(got))
 				}
@@ -248,11 +249,11 @@ func TestSRandMemberUniform(t *testing.T) {
 				t.Errorf("%d members: a negative count never repeated", n)
 			}
 			for name, c := range map[string]map[string]int{"distinct": distinct, "repeats": repeats} {
-				if x := chiSquare(c, n, reps*k); x > chiBound(n-1) {
+				if x := cmdtest.ChiSquare(c, n, reps*k); x > chiBound(n-1) {
 					t.Errorf("%d members, %s: chi-square %.1f: %v", n, name, x, c)
 				}
 			}
-			if x := chiSquare(first, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(first, n, reps); x > chiBound(n-1) {
 				t.Errorf("%d members, first position: chi-square %.1f: %v", n, x, first)
 			}
 		}
@@ -262,16 +263,16 @@ func TestSRandMemberUniform(t *testing.T) {
 // SRANDMEMBER of at least the size answers the whole set in order; large
 // samples come from a whole-set read.
 func TestSRandMemberWholeAndLarge(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		fillSet(h, "s", 40)
-		got := doParsed(t, h, "srandmember", "s", "40").([]any)
+		got := cmdtest.DoParsed(t, h, "srandmember", "s", "40").([]any)
 		for i, m := range got {
 			if m != fmt.Sprintf("m%03d", i) {
 				t.Fatalf("member %d is %v", i, m)
 			}
 		}
 		fillSet(h, "big", 1200)
-		got = doParsed(t, h, "srandmember", "big", "900").([]any)
+		got = cmdtest.DoParsed(t, h, "srandmember", "big", "900").([]any)
 		seen := map[string]bool{}
 		for _, m := range got {
 			if seen[m.(string)] {
@@ -282,7 +283,7 @@ func TestSRandMemberWholeAndLarge(t *testing.T) {
 		if len(got) != 900 {
 			t.Fatalf("%d members", len(got))
 		}
-		if got := doParsed(t, h, "srandmember", "big", "-900").([]any); len(got) != 900 {
+		if got := cmdtest.DoParsed(t, h, "srandmember", "big", "-900").([]any); len(got) != 900 {
 			t.Fatalf("negative: %d members", len(got))
 		}
 	})

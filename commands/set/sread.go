@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/respike/respike/commands/internal/kit"
 	"slices"
 
 	sdk "github.com/respike/respike/guest-sdk"
@@ -43,11 +44,11 @@ func countDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(intOf(r.Value(0)))
+		c.Reply().Int(kit.IntOf(r.Value(0)))
 	case codec.NotFound:
 		c.Reply().Int(0)
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 	}
 }
 
@@ -71,7 +72,7 @@ func smismemberDone(c *sdk.Ctx) {
 		found = r.Value(0).List
 	case codec.NotFound:
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	sortValues(found)
@@ -99,7 +100,7 @@ func smembersDone(c *sdk.Ctx) {
 		ms = r.Value(0).List
 	case codec.NotFound:
 	default:
-		failed(c, r)
+		kit.GuardFailed(c, r)
 		return
 	}
 	w := c.Reply()

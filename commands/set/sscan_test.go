@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestSScan(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 			sscan nokey 0 => ["0" []]
 			sscan nokey x => (error) ERR invalid cursor
 			sscan nokey 0 badopt => ["0" []]
@@ -37,12 +38,12 @@ func TestSScan(t *testing.T) {
 }
 
 func TestSScanPages(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		fillSet(h, "s", 33)
 		seen := map[string]bool{}
 		cursor, pages := "0", 0
 		for {
-			got := doParsed(t, h, "sscan", "s", cursor).([]any)
+			got := cmdtest.DoParsed(t, h, "sscan", "s", cursor).([]any)
 			for _, m := range got[1].([]any) {
 				if seen[m.(string)] {
 					t.Fatalf("%s returned twice", m)

@@ -4,14 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
 func TestAppendStrlen(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeSet)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeSet)
+		cmdtest.Script(t, h, `
 APPEND a Hello => (integer) 5
 APPEND a " World" => (integer) 11
 GET a => "Hello World"
@@ -50,9 +51,9 @@ TTL ti => (integer) 100
 }
 
 func TestGetRange(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeZSet)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeZSet)
+		cmdtest.Script(t, h, `
 GETRANGE nokey 0 -1 => ""
 SET s "Hello World" => OK
 GETRANGE s 0 4 => "Hello"
@@ -85,9 +86,9 @@ GETRANGE b 1 2 => "\x01\x02"
 }
 
 func TestSetRange(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeList)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeList)
+		cmdtest.Script(t, h, `
 SETRANGE nk 5 "" => (integer) 0
 EXISTS nk => (integer) 0
 SETRANGE nk 3 abc => (integer) 6

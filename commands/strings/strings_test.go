@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
@@ -13,9 +14,9 @@ import (
 const wrongType = "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
 
 func TestGetSet(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 GET k => (nil)
 SET k v => OK
 GET k => "v"
@@ -41,7 +42,7 @@ GET h => "v"
 }
 
 func TestIntegersStoredAsIntegers(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		for _, c := range []struct {
 			v    string
 			kind codec.Kind
@@ -63,9 +64,9 @@ func TestIntegersStoredAsIntegers(t *testing.T) {
 }
 
 func TestSetOptions(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 SET k v NX => OK
 SET k w NX => (nil)
 GET k => "v"
@@ -122,8 +123,8 @@ SET g2 8 GET => "7"
 }
 
 func TestSetTTL(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.Script(t, h, `
 SET k v EX 100 => OK
 TTL k => (integer) 100
 SET k v KEEPTTL => OK
@@ -150,7 +151,7 @@ PSETEX k 2001 v => OK
 TTL k => (integer) 3
 `)
 		now := time.Now().Unix()
-		script(t, h, `
+		cmdtest.Script(t, h, `
 SET a v EXAT `+strconv.FormatInt(now+100, 10)+` => OK
 SET b v PXAT `+strconv.FormatInt((now+200)*1000, 10)+` => OK
 GET a => "v"
@@ -165,9 +166,9 @@ GET a => "v"
 }
 
 func TestSetPastTime(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 SET k v EXAT 1 => OK
 GET k => (nil)
 SET k v => OK
@@ -198,9 +199,9 @@ GET h => (nil)
 }
 
 func TestSetNXSetExGetSetGetDel(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 SETNX k v => (integer) 1
 SETNX k w => (integer) 0
 GET k => "v"
@@ -220,8 +221,8 @@ GETDEL k => "new"
 GETDEL k => (nil)
 EXISTS k => (integer) 0
 `)
-		putType(t, h, "h2", codec.TypeList)
-		script(t, h, `
+		cmdtest.PutType(t, h.Store, "h2", codec.TypeList)
+		cmdtest.Script(t, h, `
 GETSET h2 v => `+wrongType+`
 GETDEL h2 => `+wrongType+`
 TYPE h2 => list
@@ -230,9 +231,9 @@ TYPE h2 => list
 }
 
 func TestGetEx(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 GETEX nokey => (nil)
 GETEX nokey EX 10 => (nil)
 GETEX nokey EX 0 => (nil)
@@ -279,9 +280,9 @@ GET k => (nil)
 }
 
 func TestMGetMSet(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 MSET a 1 b 2 c "" => OK
 MGET a b c nokey h a => ["1" "2" "" (nil) (nil) "1"]
 MSET a => (error) ERR wrong number of arguments for 'mset' command
@@ -308,9 +309,9 @@ func TestMSetNXUndo(t *testing.T) {
 	// A key created by someone else between the check and the create must
 	// leave nothing of this command behind: simulate it by intercepting the
 	// store request of step 2.
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		inner := h.Store
-		h.Store = &interceptStore{Store: inner, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: inner, Before: func(req *codec.Request) {
 			if len(req.Calls) == 3 && req.Calls[0].Policy.Exists == codec.ExistsCreateOnly {
 				var c codec.Call
 				c.Key = []byte("y")
@@ -319,7 +320,7 @@ func TestMSetNXUndo(t *testing.T) {
 				inner.Exec(t.Context(), 0, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{c}}, &resp)
 			}
 		}}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 MSETNX x 1 y 2 z 3 => (integer) 0
 MGET x y z => [(nil) "theirs" (nil)]
 `)
@@ -327,9 +328,9 @@ MGET x y z => [(nil) "theirs" (nil)]
 }
 
 func TestIncr(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 INCR n => (integer) 1
 INCR n => (integer) 2
 DECR n => (integer) 1
@@ -376,45 +377,45 @@ TTL t => (integer) 100
 `)
 		// A canonical integer stored as bytes (by another writer) takes the
 		// read-modify-write path, and is an integer afterwards.
-		putRaw(t, h, "raw", codec.Bytes([]byte("41")))
-		script(t, h, `
+		cmdtest.PutString(t, h.Store, "raw", codec.Bytes([]byte("41")))
+		cmdtest.Script(t, h, `
 INCR raw => (integer) 42
 INCRBY raw 9223372036854775807 => (error) ERR increment or decrement would overflow
 `)
 		if v := stored(t, h, "raw"); v.Kind != codec.KindInt || v.Int != 42 {
 			t.Errorf("raw after INCR stored as %+v", v)
 		}
-		putRaw(t, h, "rawmax", codec.Bytes([]byte("9223372036854775807")))
-		script(t, h, `INCR rawmax => (error) ERR increment or decrement would overflow`)
+		cmdtest.PutString(t, h.Store, "rawmax", codec.Bytes([]byte("9223372036854775807")))
+		cmdtest.Script(t, h, `INCR rawmax => (error) ERR increment or decrement would overflow`)
 	})
 }
 
 func TestIncrRetriesOnConcurrentWrite(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		inner := h.Store
 		writes, limit := 0, 3
-		h.Store = &interceptStore{Store: inner, before: func(req *codec.Request) {
+		h.Store = &cmdtest.InterceptStore{Store: inner, Before: func(req *codec.Request) {
 			// Before each generation-guarded write, another client
 			// rewrites the key (still as bytes): 10, 100, 1000, ...
 			if req.Kind == codec.ReqRecords && req.Calls[0].Policy.Generation != 0 && writes < limit {
 				writes++
-				putRawStore(t, inner, "k", codec.Bytes([]byte("1"+strings.Repeat("0", writes%6))))
+				cmdtest.PutString(t, inner, "k", codec.Bytes([]byte("1"+strings.Repeat("0", writes%6))))
 			}
 		}}
-		putRaw(t, h, "k", codec.Bytes([]byte("5")))
+		cmdtest.PutString(t, h.Store, "k", codec.Bytes([]byte("5")))
 		if got := h.Do("INCRBY", "k", "1"); got != "(integer) 1001" {
 			t.Errorf("INCRBY under contention = %s, want 1001", got)
 		}
 		// Endless contention gives up with an error, never a wrong answer.
 		writes, limit = 0, 1<<30
-		putRaw(t, h, "k", codec.Bytes([]byte("5")))
+		cmdtest.PutString(t, h.Store, "k", codec.Bytes([]byte("5")))
 		if got := h.Do("INCR", "k"); got != "(error) ERR respike: the key kept changing during a read-modify-write; try again" {
 			t.Errorf("INCR under endless contention = %s", got)
 		}
 		// APPEND to an integer value is a read-modify-write too: a
 		// concurrent write of "10" makes it start over and append to that.
 		writes, limit = 0, 1
-		putRaw(t, h, "k", codec.Int(5))
+		cmdtest.PutString(t, h.Store, "k", codec.Int(5))
 		if got := h.Do("APPEND", "k", "x"); got != "(integer) 3" {
 			t.Errorf("APPEND under contention = %s", got)
 		}
@@ -425,9 +426,9 @@ func TestIncrRetriesOnConcurrentWrite(t *testing.T) {
 }
 
 func TestIncrByFloat(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
-		putType(t, h, "h", codec.TypeHash)
-		script(t, h, `
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		cmdtest.PutType(t, h.Store, "h", codec.TypeHash)
+		cmdtest.Script(t, h, `
 SET f 10 => OK
 INCRBYFLOAT f 10.5 => "20.5"
 INCRBYFLOAT f 0.1 => "20.6"
@@ -484,7 +485,7 @@ TTL e => (integer) 100
 		if got := h.Do("INCRBYFLOAT", "k", "1.18e4932"); len(got) != 4935 || !strings.HasPrefix(got, `"1180000000000000000000652812918093699`) {
 			t.Errorf("INCRBYFLOAT k 1.18e4932 = %.60s... (%d bytes)", got, len(got))
 		}
-		script(t, h, `
+		cmdtest.Script(t, h, `
 INCRBYFLOAT k 1.18e4932 => (error) ERR increment would produce NaN or Infinity
 INCRBYFLOAT kk -0x1p3 => "-8"
 `)
@@ -499,9 +500,9 @@ INCRBYFLOAT kk -0x1p3 => "-8"
 const sum1e300 = "1000000000000000000008997324079559193870523944273290747938260082321265646596180935755849152083750497190350372508614274835903592556184672983913096260520748646287327135641843653294084255107606016789726652932370030551382947620994540294772781889620606179267611627097410650567187386105690089424915104006144"
 
 func TestStoreFailures(t *testing.T) {
-	each(t, func(t *testing.T, h *sdktest.Host) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		code := codec.Timeout
-		h.Store = &interceptStore{Store: h.Store, before: func(*codec.Request) {}, after: func(resp *codec.Response) {
+		h.Store = &cmdtest.InterceptStore{Store: h.Store, Before: func(*codec.Request) {}, After: func(resp *codec.Response) {
 			for i := range resp.Results {
 				resp.Results[i] = codec.Result{Code: code, Msg: "injected", Values: resp.Results[i].Values}
 			}

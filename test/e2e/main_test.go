@@ -77,7 +77,14 @@ func runTests(m *testing.M) (int, error) {
 	}
 
 	ctx := context.Background()
-	env.backend, err = NewBackend(ctx, env.modDir, filepath.Join(tmp, "cache"), env.logger)
+	// wazero's compilation cache is keyed by module content, wazero version
+	// and CPU, so a persistent one is safe to share between runs and saves
+	// minutes of compiling under the race detector.
+	cache := filepath.Join(tmp, "cache")
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "respike", "e2e-wazero")
+	}
+	env.backend, err = NewBackend(ctx, env.modDir, cache, env.logger)
 	if err != nil {
 		return 1, fmt.Errorf("module runtime: %w", err)
 	}

@@ -24,6 +24,7 @@ import (
 // own, so the engine is package state, as a main package's would be.
 type engine struct {
 	commands map[string]Step // by lower-case name; registration only
+	byIndex  []Step          // in manifest order, for codec.Start.Cmd
 	table    [cmdBuckets][]cmdEntry
 	long     []cmdEntry // names longer than 16 bytes, compared byte by byte
 	manifest codec.Manifest
@@ -84,6 +85,8 @@ func (e *engine) acquire() *Ctx {
 
 func (e *engine) newCtx() *Ctx {
 	c := &Ctx{handle: uint32(len(e.ctxs))}
+	c.res = &c.noRes
+	c.st = &c.ownSt
 	e.ctxs = append(e.ctxs, c)
 	return c
 }
@@ -91,8 +94,11 @@ func (e *engine) newCtx() *Ctx {
 func (e *engine) release(c *Ctx) {
 	c.next = nil
 	c.pending = false
+	c.res = &c.noRes // let go of the host's buffers
+	c.st = &c.ownSt
+	c.ownSt.Args = nil
 	c.vals = c.vals[:0]
-	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls) > 64 || cap(c.vals) > 1024 {
+	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 {
 		c.trim()
 	}
 	e.free = append(e.free, c.handle)
@@ -114,37 +120,61 @@ func (c *Ctx) trim() {
 	if cap(c.req.Calls) > 64 {
 		c.req.Calls = nil
 	}
+	if cap(c.argHdrs) > 64 {
+		c.argHdrs = nil
+	}
 	if cap(c.vals) > 1024 {
 		c.vals = nil
 	}
 }
 
-// start runs a new command from a Start message and returns the guest's
-// answer (status byte first). The answer stays valid until the next call.
+// start runs a new command from a Start message laid out in msg (the
+// message buffer) and returns the guest's answer (status byte first). The
+// answer stays valid until the next call.
 func (e *engine) start(msg []byte) []byte {
+	st := codec.StartAt(msg)
+	if st == nil || len(st.Args) == 0 {
+		return doneError("ERR respike: malformed start message")
+	}
 	c := e.acquire()
-	// The arguments must outlive the host's buffer, which the next message
-	// overwrites: copy the message once and decode it in place. 16 zero
-	// bytes after it let lookup read the name as whole words.
-	n := len(msg)
-	if cap(c.argBuf) < n+16 {
-		c.argBuf = make([]byte, 0, 2*n+16)
-	}
-	c.argBuf = c.argBuf[:n+16]
-	copy(c.argBuf, msg)
-	binary.LittleEndian.PutUint64(c.argBuf[n:], 0)
-	binary.LittleEndian.PutUint64(c.argBuf[n+8:], 0)
-	if e.dec.DecodeStart(c.argBuf[:n], &c.st) != nil || len(c.st.Args) == 0 {
-		return e.refuse(c, "ERR respike: malformed start message")
-	}
+	c.st = st
 	c.N = [8]int64{}
 	c.B = c.B[:0]
-	c.w.Proto = int(c.st.Proto)
+	c.w.Proto = int(st.Proto)
 	c.w.Buf = append(c.w.Buf[:0], codec.StatusDone)
-	if c.next = e.lookup(c.st.Args[0]); c.next == nil {
+	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
+		c.next = e.byIndex[i]
+	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
 		return e.refuse(c, "")
 	}
 	return e.drive(c)
+}
+
+// own copies the start message out of the message buffer, which the host
+// overwrites while this command waits: the arguments must live for the
+// whole command.
+func (c *Ctx) own() {
+	if c.st == &c.ownSt {
+		return
+	}
+	args := c.st.Args
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	if cap(c.argBuf) < n {
+		c.argBuf = make([]byte, 0, 2*n)
+	}
+	buf := c.argBuf[:0]
+	hdrs := c.argHdrs[:0]
+	for _, a := range args {
+		off := len(buf)
+		buf = append(buf, a...)
+		hdrs = append(hdrs, buf[off:len(buf):len(buf)])
+	}
+	c.argBuf, c.argHdrs = buf, hdrs
+	c.ownSt = codec.Start{Proto: c.st.Proto, DB: c.st.DB, Cmd: c.st.Cmd, ClientID: c.st.ClientID, Args: hdrs}
+	c.st = &c.ownSt
 }
 
 // refuse ends a command that cannot start with an error reply: msg, or
@@ -179,21 +209,26 @@ func (e *engine) cancel(h uint32) {
 
 // deliver decodes a response into c; on a failed request it writes the
 // error reply and reports false.
+//
+// The host laid the response out in msg as this module's own Go values
+// (codec.PutResponse): delivering it is taking its address. msg stays
+// untouched until the step that reads it returns.
 func (e *engine) deliver(c *Ctx, msg []byte) bool {
 	c.pending = false
 	c.vals = c.vals[:0]
-	if err := e.dec.DecodeResponse(msg, c.req.Kind, &c.res); err != nil || c.res.Code != codec.OK {
-		c.requestFailed(err)
+	if c.res = codec.ResponseAt(msg); c.res == nil || c.res.Code != codec.OK {
+		c.requestFailed()
 		return false
 	}
 	return true
 }
 
 // requestFailed replaces the reply with the error of a request that failed
-// as a whole, or whose response did not decode.
-func (c *Ctx) requestFailed(err error) {
+// as a whole, or whose response was malformed.
+func (c *Ctx) requestFailed() {
 	c.resetReply()
-	if err != nil {
+	if c.res == nil {
+		c.res = &c.noRes
 		c.w.Error("ERR respike: malformed store response")
 		return
 	}
@@ -230,6 +265,7 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 		c.reqBuf = codec.AppendRequest(c.reqBuf, &c.req)
 		res, ok := e.execInline(c.reqBuf[5:])
 		if !ok {
+			c.own()
 			return c.reqBuf
 		}
 		if !e.deliver(c, res) {
@@ -315,8 +351,8 @@ func (e *engine) lookup(name []byte) Step {
 	if uint(len(name)-1) >= 16 {
 		return e.lookupLong(name)
 	}
-	// Read the 16 bytes from the name's start (the name is in a Ctx's
-	// argBuf, followed by 16 zero bytes), keep the name's own (a shift by 64
+	// Read the 16 bytes from the name's start (the name is in the laid-out
+	// start message, which ends with 16 zero bytes), keep the name's own (a shift by 64
 	// or more gives 0, so the masks need no branch) and fold them.
 	p := unsafe.Pointer(unsafe.SliceData(name))
 	bits := uint(len(name)) * 8

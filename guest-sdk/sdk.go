@@ -78,6 +78,7 @@ func Register(cmds ...Command) {
 		}
 		eng.commands[name] = cmd.Run
 		eng.addCommand(name, cmd.Run)
+		eng.byIndex = append(eng.byIndex, cmd.Run)
 		eng.manifest.Commands = append(eng.manifest.Commands, codec.CommandInfo{
 			Name: name, Arity: cmd.Arity, Flags: cmd.Flags,
 			FirstKey: cmd.FirstKey, LastKey: cmd.LastKey, Step: cmd.Step,
@@ -91,14 +92,23 @@ func Register(cmds ...Command) {
 // command ends; steps must not retain it.
 type Ctx struct {
 	handle uint32
-	argBuf []byte      // a copy of the start message; st.Args alias it
-	st     codec.Start // the decoded start message: arguments, proto, db
+	// st is the start message, laid out by the host in the guest's message
+	// buffer (see codec.PutStart); when the command waits on the host, whose
+	// next message overwrites that buffer, own copies it to ownSt, with the
+	// arguments in argBuf.
+	st      *codec.Start
+	ownSt   codec.Start
+	argBuf  []byte
+	argHdrs [][]byte
 
 	w resp.Writer // reply; Buf[0] is reserved for the status byte
 
-	req     codec.Request
-	reqBuf  []byte
-	res     codec.Response
+	req    codec.Request
+	reqBuf []byte
+	// res is the last response, laid out by the host in a guest buffer
+	// (see codec.PutResponse), or noRes before the first one.
+	res     *codec.Response
+	noRes   codec.Response
 	next    Step
 	pending bool
 	vals    []Value

@@ -36,37 +36,6 @@ func TestRequestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestResponseRoundTrip(t *testing.T) {
-	resp := Response{Results: []Result{
-		{Code: OK, Generation: 3, TTL: -1, Values: []Value{Nil, Bytes([]byte("v")), Map(Bytes([]byte("a")), Int(1))}},
-		{Code: FilteredOut, Msg: "guard", Values: []Value{}},
-	}}
-	b := AppendResponse(nil, ReqRecords, &resp)
-	var d Decoder
-	var got Response
-	for i := 0; i < 3; i++ { // reuse of the decoder and response must give the same result
-		if err := d.DecodeResponse(b, ReqRecords, &got); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Results) != 2 || got.Results[1].Code != FilteredOut || got.Results[1].Msg != "guard" {
-			t.Fatalf("got %+v", got)
-		}
-		if !got.Results[0].Values[2].Equal(resp.Results[0].Values[2]) || got.Results[0].TTL != -1 {
-			t.Fatalf("got %+v", got.Results[0])
-		}
-	}
-	scan := Response{Scan: ScanPage{Cursor: 99, Keys: [][]byte{[]byte("a"), []byte("b")}, Types: [][]byte{[]byte("string"), []byte("hash")}}}
-	b = AppendResponse(nil, ReqScan, &scan)
-	if err := d.DecodeResponse(b, ReqScan, &got); err != nil || got.Scan.Cursor != 99 || string(got.Scan.Types[1]) != "hash" {
-		t.Fatalf("scan: %v %+v", err, got.Scan)
-	}
-	fail := Response{Code: BackendUnavail, Msg: "no nodes"}
-	b = AppendResponse(nil, ReqRecords, &fail)
-	if err := d.DecodeResponse(b, ReqRecords, &got); err != nil || got.Code != BackendUnavail || got.Msg != "no nodes" {
-		t.Fatalf("failure: %v %+v", err, got)
-	}
-}
-
 func TestCorruptInputIsAnErrorNotAPanic(t *testing.T) {
 	req := Request{Kind: ReqRecords, Calls: []Call{{Key: []byte("k"), Ops: []Op{{Code: OpPut, Bin: "v", Value: List(Bytes([]byte("abc")))}}}}}
 	b := AppendRequest(nil, &req)
@@ -104,19 +73,6 @@ func FuzzDecodeRequest(f *testing.F) {
 		var r Request
 		_ = d.DecodeRequest(b, &r) // must not panic
 	})
-}
-
-func BenchmarkDecodeResponseGET(b *testing.B) {
-	resp := Response{Results: []Result{{Generation: 1, TTL: -1, Values: []Value{Str("string"), Bytes(make([]byte, 64))}}}}
-	msg := AppendResponse(nil, ReqRecords, &resp)
-	var d Decoder
-	var got Response
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := d.DecodeResponse(msg, ReqRecords, &got); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // TestEncodedCallsEncodeAsOps checks that a call built with BeginEncoded
@@ -167,90 +123,6 @@ func TestEncodedCallsEncodeAsOps(t *testing.T) {
 			t.Fatalf("op %d = %+v, want %+v", i, o, w)
 		}
 	}
-}
-
-// TestResponseEdgeCases covers what the records fast path hands to slower
-// paths: a message on an OK result or response, nested collections, values
-// of every kind, and decoder reuse across shapes.
-func TestResponseEdgeCases(t *testing.T) {
-	resp := Response{Msg: "note", Results: []Result{
-		{Code: OK, Msg: "fine", Generation: 1 << 31, TTL: 1 << 40, Values: []Value{
-			Nil, Int(-1), Bool(true), Float(-0.25), Bytes([]byte("b")), Str("s"),
-			List(Int(1), List(), Map(Bytes([]byte("k")), Nil)), Map(),
-		}},
-		{Code: NotFound, Values: []Value{Nil}},
-	}}
-	b := AppendResponse(nil, ReqRecords, &resp)
-	var d Decoder
-	var got Response
-	for range 2 {
-		if err := d.DecodeResponse(b, ReqRecords, &got); err != nil {
-			t.Fatal(err)
-		}
-		if got.Msg != "note" || len(got.Results) != 2 || got.Results[0].Msg != "fine" ||
-			got.Results[0].Generation != 1<<31 || got.Results[0].TTL != 1<<40 || got.Results[1].Code != NotFound {
-			t.Fatalf("got %+v", got)
-		}
-		if want := List(resp.Results[0].Values...); !List(got.Results[0].Values...).Equal(want) {
-			t.Fatalf("values %+v, want %+v", got.Results[0].Values, want.List)
-		}
-		// A scan in between must not leave state behind.
-		scan := AppendResponse(nil, ReqScan, &Response{Scan: ScanPage{Cursor: 3, Keys: [][]byte{[]byte("a")}}})
-		if err := d.DecodeResponse(scan, ReqScan, &got); err != nil || got.Scan.Cursor != 3 {
-			t.Fatalf("scan: %v %+v", err, got.Scan)
-		}
-	}
-	if err := d.DecodeResponse(b, ReqRecords, &got); err != nil || got.Scan.Cursor != 0 || len(got.Scan.Keys) != 0 {
-		t.Fatalf("records after scan: %v %+v", err, got.Scan)
-	}
-	deep := Value{Kind: KindList}
-	for range maxDepth + 1 {
-		deep = List(deep)
-	}
-	b = AppendResponse(nil, ReqRecords, &Response{Results: []Result{{Values: []Value{deep}}}})
-	if err := d.DecodeResponse(b, ReqRecords, &got); err == nil {
-		t.Fatal("nesting deeper than maxDepth accepted")
-	}
-}
-
-// TestTruncatedMessagesAreErrors checks that every strict prefix of a
-// response or start message fails to decode rather than panicking or
-// decoding silently.
-func TestTruncatedMessagesAreErrors(t *testing.T) {
-	resp := AppendResponse(nil, ReqRecords, &Response{Results: []Result{
-		{Generation: 2, TTL: -1, Values: []Value{Bytes([]byte("value")), Int(5), List(Str("x"))}},
-		{Code: FilteredOut, Msg: "guard"},
-	}})
-	var d Decoder
-	var r Response
-	for i := range len(resp) {
-		if err := d.DecodeResponse(resp[:i], ReqRecords, &r); err == nil {
-			t.Fatalf("response truncated at %d of %d decoded", i, len(resp))
-		}
-	}
-	start := AppendStart(nil, &Start{Proto: 3, DB: 7, ClientID: 9, Args: [][]byte{[]byte("GET"), []byte("k")}})
-	var s Start
-	for i := range len(start) {
-		if err := d.DecodeStart(start[:i], &s); err == nil {
-			t.Fatalf("start truncated at %d of %d decoded", i, len(start))
-		}
-	}
-	if err := d.DecodeStart(start, &s); err != nil || s.Proto != 3 || s.DB != 7 || s.ClientID != 9 || string(s.Args[1]) != "k" {
-		t.Fatalf("start: %v %+v", err, s)
-	}
-}
-
-func FuzzDecodeResponse(f *testing.F) {
-	f.Add(AppendResponse(nil, ReqRecords, &Response{Results: []Result{{Values: []Value{Bytes([]byte("v")), List(Int(1))}}}}))
-	f.Add(AppendResponse(nil, ReqRecords, &Response{Code: Timeout, Msg: "slow"}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var d Decoder
-		var r Response
-		_ = d.DecodeResponse(b, ReqRecords, &r) // must not panic
-		_ = d.DecodeResponse(b, ReqScan, &r)
-		var s Start
-		_ = d.DecodeStart(b, &s)
-	})
 }
 
 func BenchmarkAppendRequestGET(b *testing.B) {

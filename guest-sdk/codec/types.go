@@ -10,7 +10,7 @@ package codec
 
 // ABIVersion is the version of the host↔guest ABI. A module exports it as
 // respike_abi; the host refuses modules with another version.
-const ABIVersion = 2
+const ABIVersion = 3
 
 // Bin names and type tags shared by every built-in module. Bin names must stay
 // within Aerospike's 15-byte limit.
@@ -367,8 +367,11 @@ type Response struct {
 
 // Start is the message that starts a command on a guest.
 type Start struct {
-	Proto    uint8  // 2 or 3: the RESP version of the connection
-	DB       uint16 // the connection's selected database
+	Proto uint8  // 2 or 3: the RESP version of the connection
+	DB    uint16 // the connection's selected database
+	// Cmd is the command's position in the module's manifest plus one, so
+	// the guest needs no name lookup; 0 when unknown (look Args[0] up).
+	Cmd      uint32
 	ClientID uint64
 	Args     [][]byte // Args[0] is the command name as the client sent it
 }

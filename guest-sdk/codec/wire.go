@@ -256,52 +256,6 @@ func AppendRequest(dst []byte, r *Request) []byte {
 	return dst
 }
 
-// AppendResponse appends the encoding of r for a request of the given kind.
-func AppendResponse(dst []byte, kind RequestKind, r *Response) []byte {
-	dst = put32(dst, uint32(r.Code))
-	dst = appendString(dst, r.Msg)
-	if r.Code != OK {
-		return dst
-	}
-	switch kind {
-	case ReqRecords:
-		dst = put32(dst, uint32(len(r.Results)))
-		for i := range r.Results {
-			res := &r.Results[i]
-			dst = put32(dst, uint32(res.Code))
-			dst = appendString(dst, res.Msg)
-			dst = put32(dst, res.Generation)
-			dst = put64(dst, uint64(res.TTL))
-			dst = appendValues(dst, res.Values)
-		}
-	case ReqScan:
-		dst = put64(dst, r.Scan.Cursor)
-		dst = put32(dst, uint32(len(r.Scan.Keys)))
-		for _, k := range r.Scan.Keys {
-			dst = appendBytes(dst, k)
-		}
-		dst = put32(dst, uint32(len(r.Scan.Types)))
-		for _, t := range r.Scan.Types {
-			dst = appendBytes(dst, t)
-		}
-	case ReqCount:
-		dst = put64(dst, uint64(r.Count))
-	}
-	return dst
-}
-
-// AppendStart appends the encoding of s.
-func AppendStart(dst []byte, s *Start) []byte {
-	dst = append(dst, s.Proto)
-	dst = binary.LittleEndian.AppendUint16(dst, s.DB)
-	dst = put64(dst, s.ClientID)
-	dst = put32(dst, uint32(len(s.Args)))
-	for _, a := range s.Args {
-		dst = appendBytes(dst, a)
-	}
-	return dst
-}
-
 // AppendManifest appends the encoding of m.
 func AppendManifest(dst []byte, m *Manifest) []byte {
 	dst = appendString(dst, m.Module)
@@ -417,6 +371,32 @@ func (d *Decoder) str() string {
 		return string(b)
 	}
 	return ""
+}
+
+// name reads a bin or type name. The names every command sends are
+// returned as constants: the host decodes a request per store call, and
+// converting them would allocate each time.
+func (d *Decoder) name() string {
+	b := d.bytes()
+	switch string(b) {
+	case "":
+		return ""
+	case BinValue:
+		return BinValue
+	case BinType:
+		return BinType
+	case TypeString:
+		return TypeString
+	case TypeHash:
+		return TypeHash
+	case TypeSet:
+		return TypeSet
+	case TypeList:
+		return TypeList
+	case TypeZSet:
+		return TypeZSet
+	}
+	return string(b)
 }
 
 // alloc takes n values from the arena, or from the heap when the arena is
@@ -544,10 +524,10 @@ func (d *Decoder) policy(p *Policy) {
 		p.Generation = d.u32()
 	}
 	if m&polGuard != 0 {
-		p.Guard = d.str()
+		p.Guard = d.name()
 	}
 	if m&polDeleteIfEmpty != 0 {
-		p.DeleteIfEmpty = d.str()
+		p.DeleteIfEmpty = d.name()
 	}
 }
 
@@ -558,7 +538,7 @@ func (d *Decoder) op(o *Op) {
 		o.Return = MapReturn(d.u8())
 	}
 	if m&opBin != 0 {
-		o.Bin = d.str()
+		o.Bin = d.name()
 	}
 	if m&opValue != 0 {
 		d.value(&o.Value)
@@ -623,213 +603,6 @@ func (d *Decoder) DecodeRequest(b []byte, r *Request) error {
 		d.fail()
 	}
 	return d.err
-}
-
-// otherResponse decodes a response to a request other than ReqRecords.
-func (d *Decoder) otherResponse(b []byte, kind RequestKind, r *Response) error {
-	d.reset(b)
-	r.Results = r.Results[:0]
-	r.Scan.Cursor = 0
-	r.Scan.Keys = r.Scan.Keys[:0]
-	r.Scan.Types = r.Scan.Types[:0]
-	r.Count = 0
-	r.Code = Code(int32(d.u32()))
-	r.Msg = d.str()
-	if r.Code != OK || d.err != nil {
-		return d.err
-	}
-	switch kind {
-	case ReqScan:
-		r.Scan.Cursor = d.u64()
-		n := d.count(4)
-		for i := 0; i < n && d.err == nil; i++ {
-			r.Scan.Keys = append(r.Scan.Keys, d.bytes())
-		}
-		n = d.count(4)
-		for i := 0; i < n && d.err == nil; i++ {
-			r.Scan.Types = append(r.Scan.Types, d.bytes())
-		}
-	case ReqCount:
-		r.Count = int64(d.u64())
-	case ReqTruncate:
-	default:
-		d.fail()
-	}
-	return d.err
-}
-
-// resultSize is the fixed part of an encoded Result: code, message length,
-// generation, TTL and value count.
-const resultSize = 4 + 4 + 4 + 8 + 4
-
-// DecodeResponse decodes a Response to a request of the given kind into r,
-// reusing r's slices.
-//
-// The response to a ReqRecords request, the one every guest command waits
-// for, is decoded by this one function with a local offset, fixed-width
-// loads and the scalar values inline; messages, lists and maps, which are
-// rare, go through other functions. In Go-compiled wasm on wazero every
-// call, taken branch and line of machine code on this path shows in the
-// cost of a command.
-func (d *Decoder) DecodeResponse(b []byte, kind RequestKind, r *Response) error {
-	if kind != ReqRecords {
-		return d.otherResponse(b, kind, r)
-	}
-	// Only lists and maps use the arena: size it as reset does.
-	if d.need > len(d.arena) {
-		d.arena = make([]Value, d.need)
-	}
-	d.used, d.need = 0, 0
-	if r.Scan.Cursor|uint64(r.Count) != 0 || len(r.Scan.Keys)|len(r.Scan.Types) != 0 {
-		r.Scan, r.Count = ScanPage{Keys: r.Scan.Keys[:0], Types: r.Scan.Types[:0]}, 0
-	}
-	r.Results = r.Results[:0]
-	if len(b) < 8 {
-		return ErrCorrupt
-	}
-	r.Code = Code(int32(get32(b)))
-	r.Msg = ""
-	off := 8
-	if l := get32(b[4:]); l != 0 {
-		var ok bool
-		if r.Msg, off, ok = str32(b, off, l, 0); !ok {
-			return ErrCorrupt
-		}
-	}
-	if r.Code != OK {
-		return nil
-	}
-	if len(b)-off < 4 {
-		return ErrCorrupt
-	}
-	n := int(get32(b[off:]))
-	off += 4
-	if n > (len(b)-off)/resultSize {
-		return ErrCorrupt
-	}
-	if cap(r.Results) < n {
-		r.Results = make([]Result, n)
-	}
-	r.Results = r.Results[:n]
-	for i := range r.Results {
-		res := &r.Results[i]
-		if len(b)-off < resultSize {
-			return ErrCorrupt
-		}
-		res.Code = Code(int32(get32(b[off:])))
-		res.Msg = ""
-		if l := get32(b[off+4:]); l != 0 {
-			var ok bool
-			if res.Msg, off, ok = str32(b, off+8, l, resultSize-8); !ok {
-				return ErrCorrupt
-			}
-		} else {
-			off += 8
-		}
-		h := b[off : off+16]
-		res.Generation = get32(h)
-		res.TTL = int64(get64(h[4:]))
-		nv := int(get32(h[12:]))
-		off += 16
-		if nv > len(b)-off {
-			return ErrCorrupt
-		}
-		if cap(res.Values) < nv {
-			res.Values = make([]Value, nv)
-		}
-		res.Values = res.Values[:nv]
-		for j := range res.Values {
-			v := &res.Values[j]
-			if off >= len(b) {
-				res.Values = res.Values[:j]
-				return ErrCorrupt
-			}
-			switch k := Kind(b[off]); k {
-			case KindNil:
-				*v = Value{}
-				off++
-			case KindBytes, KindStr:
-				if len(b)-off < 5 {
-					res.Values = res.Values[:j]
-					return ErrCorrupt
-				}
-				l := int(get32(b[off+1:]))
-				off += 5
-				if l > len(b)-off {
-					res.Values = res.Values[:j]
-					return ErrCorrupt
-				}
-				*v = Value{Kind: k, Bytes: b[off : off+l : off+l]}
-				off += l
-			case KindInt, KindBool:
-				if len(b)-off < 9 {
-					res.Values = res.Values[:j]
-					return ErrCorrupt
-				}
-				*v = Value{Kind: k, Int: int64(get64(b[off+1:]))}
-				off += 9
-			default:
-				var ok bool
-				if off, ok = d.fill(b, off, res.Values[j:j+1], 0); !ok {
-					res.Values = res.Values[:j]
-					return ErrCorrupt
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// str32 reads a string of l bytes at b[off:] that must be followed by at
-// least more bytes.
-func str32(b []byte, off int, l uint32, more int) (string, int, bool) {
-	if uint64(l)+uint64(more) > uint64(len(b)-off) {
-		return "", off, false
-	}
-	end := off + int(l)
-	return string(b[off:end]), end, true
-}
-
-// startSize is the fixed part of an encoded Start: proto, db, client ID and
-// argument count.
-const startSize = 1 + 2 + 8 + 4
-
-// DecodeStart decodes a Start message into s, reusing s.Args. Like records
-// it reads with a local offset: the guest runs it once per command.
-func (d *Decoder) DecodeStart(b []byte, s *Start) error {
-	if len(b) < startSize {
-		s.Args = s.Args[:0]
-		return ErrCorrupt
-	}
-	s.Proto = b[0]
-	s.DB = get16(b[1:])
-	s.ClientID = get64(b[3:])
-	n := get32(b[11:])
-	off := startSize
-	if uint64(n) > uint64(len(b)-off)/4 {
-		s.Args = s.Args[:0]
-		return ErrCorrupt
-	}
-	if cap(s.Args) < int(n) {
-		s.Args = make([][]byte, n)
-	}
-	s.Args = s.Args[:n]
-	for i := range s.Args {
-		if len(b)-off < 4 {
-			s.Args = s.Args[:0]
-			return ErrCorrupt
-		}
-		l := get32(b[off:])
-		off += 4
-		if uint64(l) > uint64(len(b)-off) {
-			s.Args = s.Args[:0]
-			return ErrCorrupt
-		}
-		end := off + int(l)
-		s.Args[i] = b[off:end:end]
-		off = end
-	}
-	return nil
 }
 
 // DecodeManifest decodes a module manifest. The result owns its memory.

@@ -40,9 +40,10 @@ type Host struct {
 	// for the embedded store; false exercises the resume path.
 	Inline bool
 
-	dec  codec.Decoder
-	req  codec.Request
-	resp codec.Response
+	dec   codec.Decoder
+	req   codec.Request
+	resp  codec.Response
+	index map[string]uint32 // command name → manifest position + 1, as the daemon sends it
 }
 
 // New returns a host on a fresh embedded store, RESP2, database 0, resuming
@@ -69,13 +70,8 @@ func (h *Host) Exec(calls ...codec.Call) []codec.Result {
 	if resp.Code != codec.OK {
 		panic(fmt.Sprintf("sdktest: store failed: code %d: %s", resp.Code, resp.Msg))
 	}
-	// Re-encode and decode into fresh memory so results never alias the store.
-	var d codec.Decoder
-	var out codec.Response
-	if err := d.DecodeResponse(codec.AppendResponse(nil, codec.ReqRecords, &resp), codec.ReqRecords, &out); err != nil {
-		panic(err)
-	}
-	return out.Results
+	// Lay the results out in fresh memory so they never alias the store.
+	return codec.ResponseAt(codec.NewResponse(codec.ReqRecords, &resp)).Results
 }
 
 // Do runs one command and returns its reply in redis-cli notation (see
@@ -96,7 +92,17 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 	} else {
 		hook.SetInline(nil)
 	}
-	start := codec.AppendStart(nil, &codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), ClientID: 1, Args: args})
+	if h.index == nil {
+		h.index = map[string]uint32{}
+		for i, c := range Manifest().Commands {
+			h.index[c.Name] = uint32(i + 1)
+		}
+	}
+	var cmd uint32
+	if len(args) > 0 {
+		cmd = h.index[strings.ToLower(string(args[0]))]
+	}
+	start := codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1, Args: args})
 	out := hook.Start(start)
 	for {
 		switch out[0] {
@@ -117,7 +123,7 @@ func (h *Host) exec(ctx context.Context, req []byte) []byte {
 		panic("sdktest: the module sent a malformed request: " + err.Error())
 	}
 	h.Store.Exec(ctx, h.DB, &h.req, &h.resp)
-	return codec.AppendResponse(nil, h.req.Kind, &h.resp)
+	return codec.NewResponse(h.req.Kind, &h.resp)
 }
 
 // Manifest returns the manifest of the commands registered in this binary.

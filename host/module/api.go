@@ -43,7 +43,8 @@ type Command struct {
 	// Module is the name of the module serving it.
 	Module string
 
-	impl any // the module version serving it (set by runtime.go)
+	impl  any    // the module version serving it (set by runtime.go)
+	index uint32 // its position in the module's manifest
 }
 
 // ModuleInfo describes a loaded module for MODULE LIST and INFO modules.

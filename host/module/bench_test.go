@@ -172,7 +172,8 @@ func BenchmarkDeadlineMechanism(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	start := codec.AppendStart(nil, &codec.Start{Proto: 2, Args: [][]byte{[]byte("echo"), []byte("value")}})
+	echo := &codec.Start{Proto: 2, Args: [][]byte{[]byte("echo"), []byte("value")}}
+	size := codec.StartSize(echo)
 	for _, mech := range []struct {
 		name        string
 		closeOnDone bool
@@ -204,16 +205,17 @@ func BenchmarkDeadlineMechanism(b *testing.B) {
 			b.Fatal(err)
 		}
 		stack := make([]uint64, 2)
-		stack[0] = uint64(len(start))
+		stack[0] = uint64(size)
 		if err := m.ExportedFunction("respike_buf").CallWithStack(ctx, stack); err != nil {
 			b.Fatal(err)
 		}
-		m.Memory().Write(uint32(stack[0]), start)
+		view, _ := m.Memory().Read(uint32(stack[0]), uint32(size))
+		codec.PutStart(view, stack[0], echo)
 		for _, call := range []struct {
 			name string
 			fn   string
 			arg  uint64
-		}{{"abi", "respike_abi", 0}, {"echo", "respike_start", uint64(len(start))}} {
+		}{{"abi", "respike_abi", 0}, {"echo", "respike_start", uint64(size)}} {
 			f := m.ExportedFunction(call.fn)
 			b.Run(mech.name+"/"+call.name, func(b *testing.B) {
 				b.ReportAllocs()

@@ -13,13 +13,13 @@ import (
 // call is the host side of one command in flight: its buffers and decoders,
 // pooled so that a steady stream of commands allocates nothing.
 type call struct {
-	ctx  context.Context
-	db   int
-	msg  []byte // message to the guest: start, then each response
-	req  []byte // copy of the guest's pending request
-	dec  codec.Decoder
-	rq   codec.Request
-	resp codec.Response
+	ctx   context.Context
+	db    int
+	start *codec.Start // the command's start message, until it is written
+	req   []byte       // copy of the guest's pending request
+	dec   codec.Decoder
+	rq    codec.Request
+	resp  codec.Response
 }
 
 // maxPooled is the largest buffer a pooled call keeps.
@@ -36,7 +36,8 @@ func (r *Runtime) getCall(ctx context.Context, db int) *call {
 
 func (r *Runtime) putCall(c *call) {
 	c.ctx = nil
-	if cap(c.msg) > maxPooled || cap(c.req) > maxPooled {
+	c.start = nil
+	if cap(c.req) > maxPooled {
 		// A huge request or response: let its buffers and the decoder's
 		// arena go rather than pin them in the pool.
 		*c = call{}
@@ -69,7 +70,8 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	defer v.unref()
 	c := r.getCall(ctx, int(start.DB))
 	defer r.putCall(c)
-	c.msg = codec.AppendStart(c.msg[:0], start)
+	start.Cmd = cmd.index + 1
+	c.start = start
 
 	s, err := v.acquire(ctx)
 	if err != nil {
@@ -116,7 +118,6 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 			s.cancelLater(gen, handle)
 			return append(out, errGone...)
 		}
-		c.msg = codec.AppendResponse(c.msg[:0], c.rq.Kind, &c.resp)
 		if err := s.lock(ctx); err != nil {
 			s.cancelLater(gen, handle)
 			return append(out, errGone...)
@@ -134,10 +135,16 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	}
 }
 
-// step writes c.msg into the instance and calls start, or resume with
-// handle.
+// step writes c's start message into the instance and calls start, or
+// writes c's response and calls resume with handle.
 func (r *Runtime) step(in *instance, c *call, resume bool, handle uint32) (uint64, error) {
-	n, err := in.write(c.msg)
+	var n uint32
+	var err error
+	if resume {
+		n, err = in.writeResponse(c)
+	} else {
+		n, err = in.writeStart(c.start)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -188,21 +195,19 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	out, outCap := uint32(stack[2]), uint32(stack[3])
 	r.st.Exec(c.ctx, c.db, &c.rq, &c.resp)
-	c.msg = codec.AppendResponse(c.msg[:0], c.rq.Kind, &c.resp)
-	n := len(c.msg)
-	if n > int(outCap) {
-		in.parked = c.msg
-		stack[0] = uint64(uint32(int32(-n)))
-		return
-	}
-	if !mem.Write(out, c.msg) {
+	// The response is laid out straight into guest memory, as the guest's
+	// own values (codec.PutResponse).
+	n := codec.ResponseSize(c.rq.Kind, &c.resp)
+	view, ok := mem.Read(out, uint32(n))
+	if n > int(outCap) || !ok || out%8 != 0 {
 		// Never answer 0 here: the request ran, and the pending path would
 		// run it again. Parked, it reaches the guest through take or not
 		// at all.
-		in.parked = c.msg
+		in.parked = c
 		stack[0] = uint64(uint32(int32(-n)))
 		return
 	}
+	codec.PutResponse(view, uint64(out), c.rq.Kind, &c.resp)
 	stack[0] = uint64(uint32(int32(n)))
 }
 
@@ -224,11 +229,19 @@ func (r *Runtime) hostTick(ctx context.Context, _ api.Module, _ []uint64) {
 // does not fit.
 func (r *Runtime) hostTake(ctx context.Context, mod api.Module, stack []uint64) {
 	in, _ := ctx.Value(instKey{}).(*instance)
-	if in == nil || in.parked == nil || len(in.parked) > int(uint32(stack[1])) ||
-		!mod.Memory().Write(uint32(stack[0]), in.parked) {
+	if in == nil || in.parked == nil {
 		stack[0] = 0
 		return
 	}
-	stack[0] = uint64(uint32(int32(len(in.parked))))
+	c := in.parked
+	out := uint32(stack[0])
+	n := codec.ResponseSize(c.rq.Kind, &c.resp)
+	view, ok := mod.Memory().Read(out, uint32(n))
+	if n > int(uint32(stack[1])) || !ok || out%8 != 0 {
+		stack[0] = 0
+		return
+	}
+	codec.PutResponse(view, uint64(out), c.rq.Kind, &c.resp)
+	stack[0] = uint64(uint32(int32(n)))
 	in.parked = nil
 }

@@ -260,8 +260,8 @@ type instance struct {
 
 	bufPtr, bufCap uint32 // the guest's message buffer, as last returned by respike_buf
 
-	cur    *call  // the command in the current guest call, for exec
-	parked []byte // an inline response too large for the guest's buffer, for take
+	cur    *call // the command in the current guest call, for exec
+	parked *call // holds an inline response too large for the guest's buffer, for take
 
 	stderr tailWriter
 }
@@ -330,22 +330,47 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	return in.stack[0], nil
 }
 
-// write copies msg into the guest's message buffer and returns its length.
-func (in *instance) write(msg []byte) (uint32, error) {
-	n := uint32(len(msg))
+// reserve returns the guest's message buffer with room for n bytes: its
+// guest address and a view of it.
+func (in *instance) reserve(n uint32) (uint32, []byte, error) {
 	if n > in.bufCap || in.bufCap == 0 {
 		// Ask for some headroom so that the next messages fit without a call.
 		want := max(n, 4096)
 		ptr, err := in.invoke(in.fBuf, uint64(want), 0)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		in.bufPtr, in.bufCap = uint32(ptr), want
 	}
-	if !in.mem.Write(in.bufPtr, msg) {
-		return 0, errors.New("respike_buf points outside guest memory")
+	view, ok := in.mem.Read(in.bufPtr, n)
+	if !ok || in.bufPtr%8 != 0 {
+		return 0, nil, errors.New("respike_buf points outside guest memory or is misaligned")
 	}
-	return n, nil
+	return in.bufPtr, view, nil
+}
+
+// writeStart lays a start message out in the guest's message buffer and
+// returns its length.
+func (in *instance) writeStart(s *codec.Start) (uint32, error) {
+	n := codec.StartSize(s)
+	ptr, view, err := in.reserve(uint32(n))
+	if err != nil {
+		return 0, err
+	}
+	codec.PutStart(view, uint64(ptr), s)
+	return uint32(n), nil
+}
+
+// writeResponse lays c's response out in the guest's message buffer and
+// returns its length.
+func (in *instance) writeResponse(c *call) (uint32, error) {
+	n := codec.ResponseSize(c.rq.Kind, &c.resp)
+	ptr, view, err := in.reserve(uint32(n))
+	if err != nil {
+		return 0, err
+	}
+	codec.PutResponse(view, uint64(ptr), c.rq.Kind, &c.resp)
+	return uint32(n), nil
 }
 
 // answer returns the guest memory view a packed ptr<<32|len designates. It

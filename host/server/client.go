@@ -58,6 +58,12 @@ type client struct {
 	info    clientInfo
 	lastCmd atomic.Pointer[string] // name of the last command run
 	lastAt  atomic.Int64           // unix nanoseconds of the last command
+
+	// clock is when the current command started, in monotonic nanoseconds
+	// since the server started: read once per batch read and once after
+	// each command ends, which is also when the next one starts. A clock
+	// read costs ~50 ns, a noticeable part of a pipelined command.
+	clock int64
 }
 
 // clientInfo is the part of a client's state that CLIENT LIST reports.
@@ -115,6 +121,7 @@ func (s *Server) serveConn(c *client) {
 			c.readFailed(err)
 			return
 		}
+		c.clock = s.nanos()
 		for i := range cmds {
 			c.process(cmds[i].Args)
 			if c.closeAfter || s.ctx.Err() != nil {
@@ -149,6 +156,9 @@ func (c *client) readFailed(err error) {
 	c.s.log.Debug("protocol error; closing", "client", c.id, "addr", c.addr, "err", msg)
 }
 
+// nanos is the monotonic time since the server started.
+func (s *Server) nanos() int64 { return int64(time.Since(s.started)) }
+
 // flush writes the pending replies; false when the connection failed.
 func (c *client) flush() bool {
 	if len(c.w.Buf) == 0 {
@@ -168,13 +178,12 @@ func (c *client) process(args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	now := time.Now()
-	c.lastAt.Store(now.UnixNano())
+	c.lastAt.Store(c.s.startedUnix + c.clock)
 	mark := len(c.w.Buf)
 	skip := c.skipNext
 	c.skipNext = false
 
-	c.dispatch(args, now)
+	c.dispatch(args)
 
 	if c.replyOff || skip {
 		c.w.Buf = c.w.Buf[:mark]
@@ -183,18 +192,22 @@ func (c *client) process(args [][]byte) {
 
 // dispatch looks the command up, checks it may run, and runs or queues it.
 // The order of checks is Redis's: unknown command, arity, authentication.
-func (c *client) dispatch(args [][]byte, now time.Time) {
+func (c *client) dispatch(args [][]byte) {
 	var b *builtin
 	var m *module.Command
+	// Modules and builtins never share a name: lower-case once, and try
+	// the modules first, where the data commands are.
 	if len(args[0]) <= len(c.lname) {
-		b = builtins.lookup(lowerInto(c.lname[:0], args[0]))
-	}
-	if b == nil {
-		m = c.s.rt.Lookup(args[0])
-		if m == nil {
-			c.reject(nil, unknownCommand(args))
-			return
+		lower := lowerInto(c.lname[:0], args[0])
+		if m = c.s.rt.Lookup(lower); m == nil {
+			b = builtins.lookup(lower)
 		}
+	} else {
+		m = c.s.rt.Lookup(args[0])
+	}
+	if b == nil && m == nil {
+		c.reject(nil, unknownCommand(args))
+		return
 	}
 	if b != nil && b.subs != nil && len(args) >= 2 {
 		sub := b.sub(args[1], c.lname[:0])
@@ -225,12 +238,12 @@ func (c *client) dispatch(args [][]byte, now time.Time) {
 		c.w.Simple("QUEUED")
 		return
 	}
-	c.call(b, m, args, now)
+	c.call(b, m, args)
 }
 
 // call runs a command that passed the checks and records its statistics.
-func (c *client) call(b *builtin, m *module.Command, args [][]byte, now time.Time) {
-	mark := len(c.w.Buf)
+func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
+	mark, began := len(c.w.Buf), c.clock
 	st := c.statFor(b, m)
 	if b != nil {
 		c.lastCmd.Store(&b.name)
@@ -245,7 +258,9 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte, now time.Tim
 		c.start.Args = nil
 	}
 	st.calls.Add(1)
-	st.usec.Add(time.Since(now).Microseconds())
+	end := c.s.nanos()
+	st.usec.Add((end - began) / 1e3)
+	c.clock = end
 	c.s.stats.totalCmds.Add(1)
 	if len(c.w.Buf) > mark && c.w.Buf[mark] == '-' {
 		st.failed.Add(1)

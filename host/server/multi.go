@@ -1,7 +1,5 @@
 package server
 
-import "time"
-
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 //
 // MULTI queues commands and EXEC runs them in order on this connection and
@@ -37,7 +35,7 @@ func cmdExec(c *client, _ [][]byte) {
 	c.w.Array(len(q))
 	for i := range q {
 		mark := len(c.w.Buf)
-		c.call(q[i].b, q[i].m, q[i].args, time.Now())
+		c.call(q[i].b, q[i].m, q[i].args)
 		if len(c.w.Buf) == mark {
 			// A command that answers nothing (CLIENT REPLY OFF) must
 			// still fill its slot, or the array would be short.

@@ -63,6 +63,9 @@ type Server struct {
 	maxBulk  int64
 	runID    string
 	started  time.Time
+	// startedUnix is started in unix nanoseconds: with nanos, the wall
+	// time of a command from one monotonic clock read.
+	startedUnix int64
 
 	// ctx is cancelled when a shutdown runs out of time: module commands
 	// still running are then cancelled.
@@ -98,20 +101,22 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 	var id [20]byte
 	_, _ = rand.Read(id[:])
 	ctx, cancel := context.WithCancel(context.Background())
+	now := time.Now()
 	s := &Server{
-		cfg:       cfg,
-		rt:        rt,
-		st:        st,
-		log:       logger,
-		password:  cfg.Server.Password,
-		idle:      time.Duration(cfg.Server.Timeout) * time.Second,
-		maxBulk:   int64(cfg.Server.ProtoMaxBulkLen),
-		runID:     hex.EncodeToString(id[:]),
-		started:   time.Now(),
-		ctx:       ctx,
-		cancel:    cancel,
-		listeners: make(map[net.Listener]struct{}),
-		clients:   make(map[uint64]*client),
+		cfg:         cfg,
+		rt:          rt,
+		st:          st,
+		log:         logger,
+		password:    cfg.Server.Password,
+		idle:        time.Duration(cfg.Server.Timeout) * time.Second,
+		maxBulk:     int64(cfg.Server.ProtoMaxBulkLen),
+		runID:       hex.EncodeToString(id[:]),
+		started:     now,
+		startedUnix: now.UnixNano(),
+		ctx:         ctx,
+		cancel:      cancel,
+		listeners:   make(map[net.Listener]struct{}),
+		clients:     make(map[uint64]*client),
 	}
 	if s.maxBulk <= 0 {
 		s.maxBulk = 512 << 20

@@ -1,0 +1,312 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
+
+// Start messages and responses travel as the guest's own memory layout. The host writes a
+// Response into guest memory exactly as the guest's Go code would hold it
+// (a Response struct at the start, then the Result and Value arrays and the
+// bytes they point to, every pointer an absolute guest address), and the
+// guest uses it in place: no decoding at all. Decoding in the guest was the
+// dearest part of a command (Go-compiled WebAssembly pays for every load,
+// branch and loop iteration); the host, native code, writes the layout in a
+// fraction of that time.
+//
+// The layout is Go's for these types on a 64-bit architecture: wasm (Go's
+// GOARCH=wasm has 8-byte pointers and ints) and every 64-bit host lay them
+// out identically, so the host computes the offsets from its own copy of
+// the types. A host on a 32-bit architecture would not: the check below
+// stops it from compiling.
+//
+// To the guest's garbage collector the buffer is a []byte holding no
+// pointers. That is safe because every pointer in the layout points into
+// the same buffer, which the guest keeps alive while it uses the Response:
+// nothing the layout points to can be freed early, and nothing outside it
+// is referenced from it.
+
+// A 64-bit architecture is required: on a 32-bit one this array length is
+// negative.
+var _ [unsafe.Sizeof(uintptr(0)) - 8]byte
+
+// Sizes and field offsets of the laid-out types.
+const (
+	startSize  = int(unsafe.Sizeof(Start{}))
+	respSize   = int(unsafe.Sizeof(Response{}))
+	resultSize = int(unsafe.Sizeof(Result{}))
+	valueSize  = int(unsafe.Sizeof(Value{}))
+	sliceSize  = int(unsafe.Sizeof([]byte(nil)))
+
+	offStartProto  = int(unsafe.Offsetof(Start{}.Proto))
+	offStartDB     = int(unsafe.Offsetof(Start{}.DB))
+	offStartCmd    = int(unsafe.Offsetof(Start{}.Cmd))
+	offStartClient = int(unsafe.Offsetof(Start{}.ClientID))
+	offStartArgs   = int(unsafe.Offsetof(Start{}.Args))
+
+	offRespCode    = int(unsafe.Offsetof(Response{}.Code))
+	offRespMsg     = int(unsafe.Offsetof(Response{}.Msg))
+	offRespResults = int(unsafe.Offsetof(Response{}.Results))
+	offRespScan    = int(unsafe.Offsetof(Response{}.Scan))
+	offRespCount   = int(unsafe.Offsetof(Response{}.Count))
+
+	offScanCursor = int(unsafe.Offsetof(ScanPage{}.Cursor))
+	offScanKeys   = int(unsafe.Offsetof(ScanPage{}.Keys))
+	offScanTypes  = int(unsafe.Offsetof(ScanPage{}.Types))
+
+	offResCode   = int(unsafe.Offsetof(Result{}.Code))
+	offResMsg    = int(unsafe.Offsetof(Result{}.Msg))
+	offResGen    = int(unsafe.Offsetof(Result{}.Generation))
+	offResTTL    = int(unsafe.Offsetof(Result{}.TTL))
+	offResValues = int(unsafe.Offsetof(Result{}.Values))
+
+	offValKind  = int(unsafe.Offsetof(Value{}.Kind))
+	offValInt   = int(unsafe.Offsetof(Value{}.Int))
+	offValFloat = int(unsafe.Offsetof(Value{}.Float))
+	offValBytes = int(unsafe.Offsetof(Value{}.Bytes))
+	offValList  = int(unsafe.Offsetof(Value{}.List))
+)
+
+// startPad is the zero bytes after a laid-out Start's last argument, so
+// that the guest may read any argument of up to 16 bytes as two whole
+// 64-bit words.
+const startPad = 16
+
+// StartSize is the number of bytes PutStart needs for s.
+func StartSize(s *Start) int {
+	var w layoutWriter
+	w.start(s)
+	return w.off
+}
+
+// PutStart lays s out in buf, which the guest will see at address base,
+// and returns the bytes used. buf must hold StartSize(s) bytes (it panics
+// otherwise) and base must be a multiple of 8.
+func PutStart(buf []byte, base uint64, s *Start) int {
+	w := layoutWriter{buf: buf[:len(buf):len(buf)], base: base}
+	w.start(s)
+	return w.off
+}
+
+// StartAt returns the Start laid out at the start of b, or nil when b is
+// too short or misaligned to hold one.
+func StartAt(b []byte) *Start {
+	if len(b) < startSize || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		return nil
+	}
+	return (*Start)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// NewStart lays s out in fresh memory at that memory's own address, for
+// StartAt.
+func NewStart(s *Start) []byte {
+	n := StartSize(s)
+	buf, base := alignedBuf(n)
+	PutStart(buf, base, s)
+	return buf
+}
+
+// alignedBuf allocates n bytes at an 8-aligned address and returns them
+// with that address.
+func alignedBuf(n int) ([]byte, uint64) {
+	words := make([]uint64, (n+7)/8)
+	p := unsafe.Pointer(unsafe.SliceData(words))
+	return unsafe.Slice((*byte)(p), n), uint64(uintptr(p))
+}
+
+// ResponseSize is the number of bytes PutResponse needs for r, a response
+// to a request of the given kind.
+func ResponseSize(kind RequestKind, r *Response) int {
+	var w layoutWriter
+	w.response(kind, r)
+	return w.off
+}
+
+// PutResponse lays r out in buf, which the guest will see at address base,
+// and returns the bytes used. buf must hold ResponseSize(kind, r) bytes
+// (it panics otherwise) and base must be a multiple of 8.
+func PutResponse(buf []byte, base uint64, kind RequestKind, r *Response) int {
+	w := layoutWriter{buf: buf[:len(buf):len(buf)], base: base}
+	w.response(kind, r)
+	return w.off
+}
+
+// ResponseAt returns the Response laid out at the start of b, or nil when b
+// is too short or misaligned to hold one. The Response and everything it
+// points to live in b.
+func ResponseAt(b []byte) *Response {
+	if len(b) < respSize || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		return nil
+	}
+	return (*Response)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// layoutWriter places values in buf, bump-allocating from off; with a nil
+// buf it only counts the bytes needed.
+type layoutWriter struct {
+	buf  []byte
+	base uint64
+	off  int
+}
+
+// alloc reserves n bytes aligned to align and returns their offset.
+func (w *layoutWriter) alloc(n, align int) int {
+	w.off = (w.off + align - 1) &^ (align - 1)
+	at := w.off
+	w.off += n
+	return at
+}
+
+func (w *layoutWriter) u64(at int, v uint64) {
+	if w.buf != nil {
+		binary.LittleEndian.PutUint64(w.buf[at:], v)
+	}
+}
+
+func (w *layoutWriter) u32(at int, v uint32) {
+	if w.buf != nil {
+		binary.LittleEndian.PutUint32(w.buf[at:], v)
+	}
+}
+
+func (w *layoutWriter) u16(at int, v uint16) {
+	if w.buf != nil {
+		binary.LittleEndian.PutUint16(w.buf[at:], v)
+	}
+}
+
+func (w *layoutWriter) u8(at int, v uint8) {
+	if w.buf != nil {
+		w.buf[at] = v
+	}
+}
+
+// header writes a slice header (n elements at offset data) at at. An empty
+// slice points at the buffer's start: data may be the buffer's end, and a
+// pointer past an object confuses a garbage collector.
+func (w *layoutWriter) header(at, data, n int) {
+	if n == 0 {
+		data = 0
+	}
+	w.u64(at, w.base+uint64(data))
+	w.u64(at+8, uint64(n))
+	w.u64(at+16, uint64(n))
+}
+
+// bytes copies b into the buffer and writes its slice header at at.
+func (w *layoutWriter) bytes(at int, b []byte) {
+	data := w.alloc(len(b), 1)
+	if w.buf != nil {
+		copy(w.buf[data:data+len(b)], b)
+	}
+	w.header(at, data, len(b))
+}
+
+// str copies s and writes its string header at at; "" is the zero string.
+func (w *layoutWriter) str(at int, s string) {
+	if s == "" {
+		return // the buffer is zeroed where headers are reserved
+	}
+	data := w.alloc(len(s), 1)
+	if w.buf != nil {
+		copy(w.buf[data:data+len(s)], s)
+	}
+	w.u64(at, w.base+uint64(data))
+	w.u64(at+8, uint64(len(s)))
+}
+
+// zero reserves n bytes of zeroed, 8-aligned structs.
+func (w *layoutWriter) zero(n int) int {
+	at := w.alloc(n, 8)
+	if w.buf != nil {
+		clear(w.buf[at : at+n])
+	}
+	return at
+}
+
+func (w *layoutWriter) start(s *Start) {
+	at := w.zero(startSize)
+	w.u8(at+offStartProto, s.Proto)
+	w.u16(at+offStartDB, s.DB)
+	w.u32(at+offStartCmd, s.Cmd)
+	w.u64(at+offStartClient, s.ClientID)
+	w.byteSlices(at+offStartArgs, s.Args)
+	pad := w.alloc(startPad, 1)
+	if w.buf != nil {
+		clear(w.buf[pad : pad+startPad])
+	}
+}
+
+func (w *layoutWriter) response(kind RequestKind, r *Response) {
+	at := w.zero(respSize)
+	w.u32(at+offRespCode, uint32(r.Code))
+	w.str(at+offRespMsg, r.Msg)
+	if r.Code != OK {
+		return
+	}
+	switch kind {
+	case ReqRecords:
+		arr := w.zero(len(r.Results) * resultSize)
+		w.header(at+offRespResults, arr, len(r.Results))
+		for i := range r.Results {
+			w.result(arr+i*resultSize, &r.Results[i])
+		}
+	case ReqScan:
+		s := at + offRespScan
+		w.u64(s+offScanCursor, r.Scan.Cursor)
+		w.byteSlices(s+offScanKeys, r.Scan.Keys)
+		w.byteSlices(s+offScanTypes, r.Scan.Types)
+	case ReqCount:
+		w.u64(at+offRespCount, uint64(r.Count))
+	}
+}
+
+func (w *layoutWriter) result(at int, res *Result) {
+	w.u32(at+offResCode, uint32(res.Code))
+	w.str(at+offResMsg, res.Msg)
+	w.u32(at+offResGen, res.Generation)
+	w.u64(at+offResTTL, uint64(res.TTL))
+	w.values(at+offResValues, res.Values)
+}
+
+func (w *layoutWriter) byteSlices(at int, bs [][]byte) {
+	if len(bs) == 0 {
+		return
+	}
+	arr := w.zero(len(bs) * sliceSize)
+	w.header(at, arr, len(bs))
+	for i, b := range bs {
+		w.bytes(arr+i*sliceSize, b)
+	}
+}
+
+// values lays out vs and writes their slice header at at. The store never
+// nests deeper than a map of scalars, but nothing here depends on that.
+func (w *layoutWriter) values(at int, vs []Value) {
+	arr := w.zero(len(vs) * valueSize)
+	w.header(at, arr, len(vs))
+	for i := range vs {
+		v, p := &vs[i], arr+i*valueSize
+		w.u8(p+offValKind, uint8(v.Kind))
+		switch v.Kind {
+		case KindInt, KindBool:
+			w.u64(p+offValInt, uint64(v.Int))
+		case KindFloat:
+			w.u64(p+offValFloat, math.Float64bits(v.Float))
+		case KindBytes, KindStr:
+			w.bytes(p+offValBytes, v.Bytes)
+		case KindList, KindMap:
+			w.values(p+offValList, v.List)
+		}
+	}
+}
+
+// NewResponse lays r out in fresh memory at that memory's own address, as a
+// host sharing the guest code's process does (sdktest, tests), and returns
+// the buffer, for ResponseAt.
+func NewResponse(kind RequestKind, r *Response) []byte {
+	buf, base := alignedBuf(ResponseSize(kind, r))
+	PutResponse(buf, base, kind, r)
+	return buf
+}

@@ -1,0 +1,166 @@
+package codec
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// inside reports whether the n bytes at p lie within buf. An empty slice or
+// string must still point inside buf (never past its end) or be nil.
+func inside(buf []byte, p unsafe.Pointer, n int) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	a := uintptr(p)
+	if p == nil {
+		return n == 0
+	}
+	return a >= lo && a+uintptr(n) <= lo+uintptr(len(buf)) && (n > 0 || a < lo+uintptr(len(buf)))
+}
+
+func checkValues(t *testing.T, buf []byte, got, want []Value, path string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", path, len(got), len(want))
+	}
+	if len(got) > 0 && !inside(buf, unsafe.Pointer(unsafe.SliceData(got)), len(got)*valueSize) {
+		t.Fatalf("%s: value array outside the buffer", path)
+	}
+	for i := range got {
+		g, w := &got[i], &want[i]
+		if !g.Equal(*w) || g.Kind != w.Kind {
+			t.Fatalf("%s[%d] = %+v, want %+v", path, i, *g, *w)
+		}
+		if cap(g.Bytes) != len(g.Bytes) || cap(g.List) != len(g.List) {
+			t.Fatalf("%s[%d]: capacity beyond length lets an append overwrite the buffer", path, i)
+		}
+		if !inside(buf, unsafe.Pointer(unsafe.SliceData(g.Bytes)), len(g.Bytes)) {
+			t.Fatalf("%s[%d]: bytes outside the buffer", path, i)
+		}
+		checkValues(t, buf, g.List, w.List, path+"/list")
+	}
+}
+
+func TestResponseLayoutRoundTrip(t *testing.T) {
+	records := Response{Msg: "note", Results: []Result{
+		{Code: OK, Msg: "fine", Generation: 1 << 31, TTL: 1 << 40, Values: []Value{
+			Nil, Int(-1), Bool(true), Float(-0.25), Bytes([]byte("b")), Bytes([]byte{}), Str("s"),
+			List(Int(1), List(), Map(Bytes([]byte("k\x00")), Nil)), Map(),
+		}},
+		{Code: FilteredOut, Msg: "guard", Values: []Value{}},
+		{Code: NotFound, TTL: -1, Values: []Value{Nil}},
+	}}
+	buf := NewResponse(ReqRecords, &records)
+	if len(buf) != ResponseSize(ReqRecords, &records) {
+		t.Fatalf("buffer %d bytes, size %d", len(buf), ResponseSize(ReqRecords, &records))
+	}
+	got := ResponseAt(buf)
+	if got == nil || got.Code != OK || got.Msg != "note" || len(got.Results) != 3 {
+		t.Fatalf("got %+v", got)
+	}
+	for i, r := range got.Results {
+		w := records.Results[i]
+		if r.Code != w.Code || r.Msg != w.Msg || r.Generation != w.Generation || r.TTL != w.TTL {
+			t.Fatalf("result %d = %+v, want %+v", i, r, w)
+		}
+		if !inside(buf, unsafe.Pointer(unsafe.StringData(r.Msg)), len(r.Msg)) {
+			t.Fatalf("result %d: message outside the buffer", i)
+		}
+		checkValues(t, buf, r.Values, w.Values, "result")
+	}
+
+	scan := Response{Scan: ScanPage{Cursor: 99, Keys: [][]byte{[]byte("a"), {}}, Types: [][]byte{[]byte("string"), []byte("hash")}}}
+	sb := NewResponse(ReqScan, &scan)
+	s := ResponseAt(sb)
+	if s.Scan.Cursor != 99 || len(s.Scan.Keys) != 2 || string(s.Scan.Keys[0]) != "a" || len(s.Scan.Keys[1]) != 0 ||
+		string(s.Scan.Types[1]) != "hash" || len(s.Results) != 0 {
+		t.Fatalf("scan %+v", s)
+	}
+	for _, k := range append(s.Scan.Keys, s.Scan.Types...) {
+		if !inside(sb, unsafe.Pointer(unsafe.SliceData(k)), len(k)) {
+			t.Fatal("scan key outside the buffer")
+		}
+	}
+	if c := ResponseAt(NewResponse(ReqCount, &Response{Count: 1 << 33})); c.Count != 1<<33 {
+		t.Fatalf("count %d", c.Count)
+	}
+	// A failed request carries its code and message and nothing else.
+	f := ResponseAt(NewResponse(ReqRecords, &Response{Code: BackendUnavail, Msg: "no nodes", Results: []Result{{}}}))
+	if f.Code != BackendUnavail || f.Msg != "no nodes" || len(f.Results) != 0 {
+		t.Fatalf("failure %+v", f)
+	}
+}
+
+// TestLayoutSurvivesGC checks what the guest relies on: a laid-out response
+// referenced only through the *Response stays intact across collections,
+// although the collector sees the buffer as plain bytes.
+func TestLayoutSurvivesGC(t *testing.T) {
+	want := Response{Results: []Result{{Generation: 7, Values: []Value{Bytes([]byte("value")), Map(Bytes([]byte("f")), Int(3))}}}}
+	r := ResponseAt(NewResponse(ReqRecords, &want))
+	var junk [][]byte
+	for range 5 {
+		runtime.GC()
+		for range 1000 {
+			junk = append(junk, make([]byte, 64))
+		}
+		junk = junk[:0]
+	}
+	if r.Results[0].Generation != 7 || string(r.Results[0].Values[0].Bytes) != "value" || !r.Results[0].Values[1].Equal(want.Results[0].Values[1]) {
+		t.Fatalf("response changed: %+v", r.Results[0])
+	}
+}
+
+func TestPutResponseAtAnotherBase(t *testing.T) {
+	r := Response{Results: []Result{{Values: []Value{Bytes([]byte("xyz"))}}}}
+	n := ResponseSize(ReqRecords, &r)
+	buf := make([]byte, n)
+	const base = 0x10000
+	if used := PutResponse(buf, base, ReqRecords, &r); used != n {
+		t.Fatalf("used %d of %d", used, n)
+	}
+	// The results slice header points at base + its offset in buf.
+	ptr := uint64(buf[offRespResults]) | uint64(buf[offRespResults+1])<<8 | uint64(buf[offRespResults+2])<<16
+	if ptr < base+uint64(respSize) || ptr >= base+uint64(n) {
+		t.Fatalf("results at %#x, buffer at %#x..%#x", ptr, base, base+n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a buffer one byte short was accepted")
+		}
+	}()
+	PutResponse(buf[:n-1], base, ReqRecords, &r)
+}
+
+func TestStartLayout(t *testing.T) {
+	in := Start{Proto: 3, DB: 7, Cmd: 12, ClientID: 1 << 40, Args: [][]byte{[]byte("GET"), []byte("k ey\x00"), {}}}
+	buf := NewStart(&in)
+	s := StartAt(buf)
+	if s == nil || s.Proto != 3 || s.DB != 7 || s.Cmd != 12 || s.ClientID != 1<<40 || len(s.Args) != 3 {
+		t.Fatalf("start %+v", s)
+	}
+	for i, a := range s.Args {
+		if string(a) != string(in.Args[i]) || cap(a) != len(a) || !inside(buf, unsafe.Pointer(unsafe.SliceData(a)), len(a)) {
+			t.Fatalf("arg %d = %q (cap %d)", i, a, cap(a))
+		}
+	}
+	// 16 zero bytes end the message, so a name may be read as two words.
+	for _, b := range buf[len(buf)-startPad:] {
+		if b != 0 {
+			t.Fatalf("padding %x", buf[len(buf)-startPad:])
+		}
+	}
+	if StartAt(buf[:startSize-1]) != nil || StartAt(buf[1:]) != nil {
+		t.Fatal("a short or misaligned start was accepted")
+	}
+	if ResponseAt(buf[:respSize-1]) != nil {
+		t.Fatal("a short response was accepted")
+	}
+}
+
+func BenchmarkPutResponseGET(b *testing.B) {
+	resp := Response{Results: []Result{{Generation: 1, TTL: -1, Values: []Value{Bytes(make([]byte, 64))}}}}
+	buf := make([]byte, ResponseSize(ReqRecords, &resp))
+	b.ReportAllocs()
+	for b.Loop() {
+		PutResponse(buf, 0x1000, ReqRecords, &resp)
+	}
+}

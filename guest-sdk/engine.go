@@ -258,15 +258,10 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 			}
 			return e.finish(c)
 		}
-		// Encode the request after a 5-byte header (status, handle) so the
-		// pending answer needs no copy.
-		c.reqBuf = append(c.reqBuf[:0], codec.StatusPending, 0, 0, 0, 0)
-		binary.LittleEndian.PutUint32(c.reqBuf[1:], c.handle)
-		c.reqBuf = codec.AppendRequest(c.reqBuf, &c.req)
-		res, ok := e.execInline(c.reqBuf[5:])
+		res, ok := e.execInline(c)
 		if !ok {
 			c.own()
-			return c.reqBuf
+			return c.pendingAnswer()
 		}
 		if !e.deliver(c, res) {
 			return e.finish(c)

@@ -2,11 +2,28 @@
 
 package sdk
 
-// execInline runs a request through the native test host's hook, if it
-// set one (sdktest); wasm.go's calls the real host.
-func (e *engine) execInline(req []byte) ([]byte, bool) {
+import (
+	"encoding/binary"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// execInline runs c's request through the native test host's hook, if it
+// set one (sdktest); wasm.go's calls the real host. Natively the request
+// travels encoded (codec.AppendRequest), as the wasm host reads it
+// (codec.ReadRequest).
+func (e *engine) execInline(c *Ctx) ([]byte, bool) {
 	if e.inline == nil {
 		return nil, false
 	}
-	return e.inline(req)
+	c.reqBuf = codec.AppendRequest(c.reqBuf[:0], &c.req)
+	return e.inline(c.reqBuf)
+}
+
+// pendingAnswer is the answer of a command that waits on its request:
+// natively, the status, the handle and the encoded request.
+func (c *Ctx) pendingAnswer() []byte {
+	c.reqBuf = append(c.reqBuf[:0], codec.StatusPending, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(c.reqBuf[1:], c.handle)
+	return codec.AppendRequest(c.reqBuf, &c.req)
 }

@@ -3,6 +3,7 @@
 package sdk
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -37,8 +38,8 @@ func wasmResume(handle, n uint32) uint64 { return pack(eng.resume(handle, eng.in
 //go:wasmexport respike_cancel
 func wasmCancel(handle uint32) { eng.cancel(handle) }
 
-// hostExec asks the host to run a request now. It returns the response
-// length written at out, 0 when the host will answer through resume
+// hostExec asks the host to run the request (a codec.Request at req; reqLen
+// is 0) now. It returns the response length written at out, 0 when the host will answer through resume
 // instead, or -n when the response needs n bytes: then respike_take copies
 // it once the guest has room.
 //
@@ -61,14 +62,26 @@ func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[:1][0]))) }
 // still hold the start message the current step's arguments were copied from.
 var inlineBuf = make([]byte, 4096)
 
-// execInline asks the host to run req at once. It is a direct call, not
-// through a func value: on the path of every command.
-func (e *engine) execInline(req []byte) ([]byte, bool) {
-	n := hostExec(ptr(req), uint32(len(req)), ptr(inlineBuf), uint32(len(inlineBuf)))
+// execInline asks the host to run c's request at once. It is a direct
+// call, not through a func value: on the path of every command. The host
+// reads the request where it is, as this module's Go values
+// (codec.ReadRequest): nothing is encoded here.
+func (e *engine) execInline(c *Ctx) ([]byte, bool) {
+	n := hostExec(uint32(uintptr(unsafe.Pointer(&c.req))), 0, ptr(inlineBuf), uint32(len(inlineBuf)))
 	if n <= 0 {
 		return takeInline(n)
 	}
 	return inlineBuf[:n], true
+}
+
+// pendingAnswer is the answer of a command that waits on its request: the
+// status, the handle and the request's address, all little-endian; the
+// host reads the request before it calls into the instance again.
+func (c *Ctx) pendingAnswer() []byte {
+	c.reqBuf = append(c.reqBuf[:0], codec.StatusPending, 0, 0, 0, 0, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(c.reqBuf[1:], c.handle)
+	binary.LittleEndian.PutUint32(c.reqBuf[5:], uint32(uintptr(unsafe.Pointer(&c.req))))
+	return c.reqBuf
 }
 
 // takeInline handles the rarer answers of hostExec: 0, the host answers

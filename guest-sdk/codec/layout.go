@@ -310,3 +310,125 @@ func NewResponse(kind RequestKind, r *Response) []byte {
 	PutResponse(buf, base, kind, r)
 	return buf
 }
+
+// Requests are read where the guest built them. The guest hands the host
+// the address of its codec.Request; ReadRequest follows the Request's calls,
+// keys, policies and encoded ops (Call.BeginEncoded) through guest memory
+// and appends the request's wire encoding, exactly what AppendRequest
+// would append for it, which the host then decodes. The guest encodes
+// nothing but its ops. Unlike the layouts the host writes, this one comes
+// from the module, which the host does not trust: every address and length
+// is checked, and a call holding decoded Ops (not encoded ones) is refused.
+
+// Memory is guest memory as the host reads it.
+type Memory interface {
+	// Read returns the n bytes at guest address addr, or false when they
+	// are not all in memory. The view is valid until the guest runs again.
+	Read(addr, n uint64) ([]byte, bool)
+}
+
+// Sizes and field offsets of the request types the host reads.
+const (
+	reqSize  = int(unsafe.Sizeof(Request{}))
+	callSize = int(unsafe.Sizeof(Call{}))
+
+	offReqKind   = int(unsafe.Offsetof(Request{}.Kind))
+	offReqCalls  = int(unsafe.Offsetof(Request{}.Calls))
+	offReqScan   = int(unsafe.Offsetof(Request{}.Scan))
+	offReqAllDBs = int(unsafe.Offsetof(Request{}.AllDBs))
+
+	offScanArgsCursor   = int(unsafe.Offsetof(ScanArgs{}.Cursor))
+	offScanArgsCount    = int(unsafe.Offsetof(ScanArgs{}.Count))
+	offScanArgsWithType = int(unsafe.Offsetof(ScanArgs{}.WithType))
+
+	offCallKey     = int(unsafe.Offsetof(Call{}.Key))
+	offCallPolicy  = int(unsafe.Offsetof(Call{}.Policy))
+	offCallOps     = int(unsafe.Offsetof(Call{}.Ops))
+	offCallEnc     = int(unsafe.Offsetof(Call{}.enc))
+	offCallNenc    = int(unsafe.Offsetof(Call{}.nenc))
+	offCallEncoded = int(unsafe.Offsetof(Call{}.encoded))
+
+	offPolExists = int(unsafe.Offsetof(Policy{}.Exists))
+	offPolTTL    = int(unsafe.Offsetof(Policy{}.TTL))
+	offPolSecs   = int(unsafe.Offsetof(Policy{}.Seconds))
+	offPolGen    = int(unsafe.Offsetof(Policy{}.Generation))
+	offPolGuard  = int(unsafe.Offsetof(Policy{}.Guard))
+	offPolDIE    = int(unsafe.Offsetof(Policy{}.DeleteIfEmpty))
+)
+
+// maxCalls bounds the calls of one request read from a guest.
+const maxCalls = 1 << 20
+
+// ReadRequest reads the Request at guest address addr and appends its
+// encoding to dst.
+func ReadRequest(mem Memory, addr uint64, dst []byte) ([]byte, error) {
+	r, ok := mem.Read(addr, uint64(reqSize))
+	if !ok {
+		return dst, ErrCorrupt
+	}
+	kind := RequestKind(r[offReqKind])
+	dst = append(dst, byte(kind))
+	switch kind {
+	case ReqRecords:
+		p, n := get64(r[offReqCalls:]), get64(r[offReqCalls+8:])
+		if n == 0 || n > maxCalls {
+			return dst, ErrCorrupt
+		}
+		calls, ok := mem.Read(p, n*uint64(callSize))
+		if !ok {
+			return dst, ErrCorrupt
+		}
+		dst = put32(dst, uint32(n))
+		for i := range int(n) {
+			c := calls[i*callSize : (i+1)*callSize]
+			if c[offCallEncoded] == 0 || get64(c[offCallOps+8:]) != 0 {
+				return dst, ErrCorrupt // only encoded calls are read
+			}
+			key, ok := readSlice(mem, c[offCallKey:])
+			if !ok {
+				return dst, ErrCorrupt
+			}
+			dst = appendBytes(dst, key)
+			pol := c[offCallPolicy:]
+			guard, ok1 := readSlice(mem, pol[offPolGuard:])
+			die, ok2 := readSlice(mem, pol[offPolDIE:])
+			enc, ok3 := readSlice(mem, c[offCallEnc:])
+			if !ok1 || !ok2 || !ok3 {
+				return dst, ErrCorrupt
+			}
+			// The strings only live while appendPolicy copies them.
+			p := Policy{
+				Exists:        ExistsPolicy(pol[offPolExists]),
+				TTL:           TTLMode(pol[offPolTTL]),
+				Seconds:       int64(get64(pol[offPolSecs:])),
+				Generation:    get32(pol[offPolGen:]),
+				Guard:         unsafe.String(unsafe.SliceData(guard), len(guard)),
+				DeleteIfEmpty: unsafe.String(unsafe.SliceData(die), len(die)),
+			}
+			dst = appendPolicy(dst, &p)
+			dst = put32(dst, get32(c[offCallNenc:]))
+			dst = append(dst, enc...)
+		}
+	case ReqScan:
+		s := r[offReqScan:]
+		dst = put64(dst, get64(s[offScanArgsCursor:]))
+		dst = put64(dst, get64(s[offScanArgsCount:]))
+		dst = append(dst, boolByte(s[offScanArgsWithType] != 0))
+	case ReqCount:
+	case ReqTruncate:
+		dst = append(dst, boolByte(r[offReqAllDBs] != 0))
+	default:
+		return dst, ErrCorrupt
+	}
+	return dst, nil
+}
+
+// readSlice reads the bytes of the slice or string whose header (data
+// pointer, then length) is at the start of h.
+func readSlice(mem Memory, h []byte) ([]byte, bool) {
+	n := get64(h[8:])
+	if n == 0 {
+		return nil, true
+	}
+	return mem.Read(get64(h), n)
+}

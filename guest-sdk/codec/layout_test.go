@@ -164,3 +164,92 @@ func BenchmarkPutResponseGET(b *testing.B) {
 		PutResponse(buf, 0x1000, ReqRecords, &resp)
 	}
 }
+
+// processMemory reads this process's memory as a guest's: a request built
+// natively is read at its real address, as the host reads a module's.
+type processMemory struct{}
+
+func (processMemory) Read(addr, n uint64) ([]byte, bool) {
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+	return unsafe.Slice((*byte)(p), n), true
+}
+
+// refusingMemory has nothing at any address.
+type refusingMemory struct{}
+
+func (refusingMemory) Read(addr, n uint64) ([]byte, bool) { return nil, false }
+
+// addrOf returns r's address; r must be on the heap, where it stays put.
+func addrOf(t *testing.T, r *Request) uint64 {
+	t.Cleanup(func() { runtime.KeepAlive(r) }) // keeps r on the heap and alive
+	return uint64(uintptr(unsafe.Pointer(r)))
+}
+
+func TestReadRequestMatchesAppendRequest(t *testing.T) {
+	records := new(Request)
+	records.Kind = ReqRecords
+	records.Calls = make([]Call, 3)
+	records.Calls[0].BeginEncoded([]byte("k\x00 ey"))
+	records.Calls[0].Guard(TypeHash).Exists(ExistsUpdateOnly).Expire(30).Generation(4).DeleteIfEmpty(BinValue).
+		Get(BinValue).Put(BinType, Str(TypeHash)).Add(BinValue, Float(0.5)).
+		MapPut(BinValue, MapOrderKey, []Value{Bytes([]byte("f")), Int(-3)})
+	records.Calls[1].BeginEncoded([]byte{})
+	records.Calls[1].Delete()
+	records.Calls[2].BeginEncoded([]byte("x"))
+	records.Calls[2].TTLKeep().Get(BinValue)
+	scan := &Request{Kind: ReqScan, Scan: ScanArgs{Cursor: 1 << 40, Count: 10, WithType: true}}
+	for name, r := range map[string]*Request{
+		"records":  records,
+		"scan":     scan,
+		"count":    {Kind: ReqCount},
+		"truncate": {Kind: ReqTruncate, AllDBs: true},
+	} {
+		want := AppendRequest(nil, r)
+		got, err := ReadRequest(processMemory{}, addrOf(t, r), nil)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s: %v\n got %x\nwant %x", name, err, got, want)
+		}
+		var d Decoder
+		var back Request
+		if err := d.DecodeRequest(got, &back); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestReadRequestRefusesWhatItCannotTrust(t *testing.T) {
+	if _, err := ReadRequest(refusingMemory{}, 0x1000, nil); err == nil {
+		t.Fatal("unreadable memory accepted")
+	}
+	for name, r := range map[string]*Request{
+		"no calls":     {Kind: ReqRecords},
+		"decoded ops":  {Kind: ReqRecords, Calls: []Call{{Key: []byte("k"), Ops: []Op{{Code: OpGet}}}}},
+		"unknown kind": {Kind: 99},
+	} {
+		if _, err := ReadRequest(processMemory{}, addrOf(t, r), nil); err == nil {
+			t.Fatalf("%s: accepted", name)
+		}
+	}
+	// A key whose length runs past memory.
+	r := new(Request)
+	r.Kind = ReqRecords
+	r.Calls = make([]Call, 1)
+	r.Calls[0].BeginEncoded([]byte("k"))
+	mem := limitedMemory{processMemory{}, addrOf(t, r)}
+	if _, err := ReadRequest(mem, mem.only, nil); err == nil {
+		t.Fatal("a key outside readable memory was accepted")
+	}
+}
+
+// limitedMemory reads only the Request at only and its calls array.
+type limitedMemory struct {
+	processMemory
+	only uint64
+}
+
+func (m limitedMemory) Read(addr, n uint64) ([]byte, bool) {
+	if addr == m.only || n%uint64(callSize) == 0 && n > 1 {
+		return m.processMemory.Read(addr, n)
+	}
+	return nil, false
+}

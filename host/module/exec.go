@@ -16,7 +16,7 @@ type call struct {
 	ctx   context.Context
 	db    int
 	start *codec.Start // the command's start message, until it is written
-	req   []byte       // copy of the guest's pending request
+	req   []byte       // the pending request, read out of guest memory (codec.ReadRequest)
 	dec   codec.Decoder
 	rq    codec.Request
 	resp  codec.Response
@@ -101,11 +101,16 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		}
 		handle := binary.LittleEndian.Uint32(ans[1:5])
 		gen := in.gen
-		// Copy the request: once the slot is free another command may run
-		// on the instance and grow or overwrite its memory.
-		c.req = append(c.req[:0], ans[5:]...)
+		// Read the request out of guest memory now: once the slot is free
+		// another command may run on the instance and change it.
+		var rerr error
+		if len(ans) < 9 {
+			rerr = codec.ErrCorrupt
+		} else {
+			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
+		}
 		s.unlock()
-		if err := c.dec.DecodeRequest(c.req, &c.rq); err != nil {
+		if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 			s.cancelLater(gen, handle)
 			return append(out, errorReply(v.name, "malformed store request")...)
 		}
@@ -186,10 +191,10 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	c := in.cur
 	mem := mod.Memory()
-	req, ok := mem.Read(uint32(stack[0]), uint32(stack[1]))
-	// The request is decoded in place: no guest code runs until the store
-	// returns, so the view stays valid, and the store copies what it keeps.
-	if !ok || c.dec.DecodeRequest(req, &c.rq) != nil {
+	var err error
+	// The request is read from the guest's own values (codec.ReadRequest)
+	// into c.req and decoded there.
+	if c.req, err = codec.ReadRequest(in, stack[0], c.req[:0]); err != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 		stack[0] = 0 // the pending path reports the malformed request
 		return
 	}

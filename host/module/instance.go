@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -347,6 +348,14 @@ func (in *instance) reserve(n uint32) (uint32, []byte, error) {
 		return 0, nil, errors.New("respike_buf points outside guest memory or is misaligned")
 	}
 	return in.bufPtr, view, nil
+}
+
+// Read reads guest memory for codec.ReadRequest.
+func (in *instance) Read(addr, n uint64) ([]byte, bool) {
+	if addr > math.MaxUint32 || n > math.MaxUint32 {
+		return nil, false
+	}
+	return in.mem.Read(uint32(addr), uint32(n))
 }
 
 // writeStart lays a start message out in the guest's message buffer and

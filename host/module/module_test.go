@@ -560,3 +560,30 @@ func TestCloseWithCommandsInFlight(t *testing.T) {
 		t.Errorf("get in flight across Close = %q, want an error", got)
 	}
 }
+
+// TestHostileRequestAddresses loads modules that answer Pending with a
+// request address outside their memory, or with no address at all: the
+// host must read nothing, answer an error, and keep serving.
+func TestHostileRequestAddresses(t *testing.T) {
+	pending := func(addr []byte) []byte {
+		return append([]byte{codec.StatusPending, 0, 0, 0, 0}, addr...)
+	}
+	dir := t.TempDir()
+	r := newRuntime(t, Config{NoInline: true}, newFakeStore(false), "kv.wasm")
+	for name, reply := range map[string][]byte{
+		"outside":   pending([]byte{0xf0, 0xff, 0xff, 0xff}),
+		"truncated": pending([]byte{0x10}),
+		"zero":      pending([]byte{0, 0, 0, 0}),
+	} {
+		m := fake{abi: codec.ABIVersion, manifest: manifest("1", "bad"+name), reply: reply}
+		if _, err := r.Load(context.Background(), writeModule(t, dir, name+".wasm", m.wasm())); err != nil {
+			t.Fatal(err)
+		}
+		if got := do(t, r, "bad"+name); !strings.Contains(got, "malformed store request") {
+			t.Errorf("%s: reply %q", name, got)
+		}
+	}
+	if got := do(t, r, "echo", "still"); got != "$5\r\nstill\r\n" {
+		t.Fatalf("echo after hostile modules: %q", got)
+	}
+}

@@ -98,10 +98,22 @@ func (e *engine) release(c *Ctx) {
 	c.st = &c.ownSt
 	c.ownSt.Args = nil
 	c.vals = c.vals[:0]
-	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 {
+	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
 		c.trim()
 	}
 	e.free = append(e.free, c.handle)
+}
+
+// bigCalls reports whether a call kept for reuse holds encoded ops larger
+// than maxKeep (a big value written).
+func (c *Ctx) bigCalls() bool {
+	calls := c.req.Calls[:cap(c.req.Calls)]
+	for i := range calls {
+		if calls[i].EncodedCap() > maxKeep {
+			return true
+		}
+	}
+	return false
 }
 
 // trim drops the buffers a large command grew.
@@ -113,11 +125,9 @@ func (c *Ctx) trim() {
 		c.B = nil
 	}
 	if cap(c.reqBuf) > maxKeep {
-		// The calls' encoded ops were as large: drop them too.
 		c.reqBuf = nil
-		c.req.Calls = nil
 	}
-	if cap(c.req.Calls) > 64 {
+	if cap(c.req.Calls) > 64 || c.bigCalls() {
 		c.req.Calls = nil
 	}
 	if cap(c.argHdrs) > 64 {

@@ -71,7 +71,7 @@ func hgetDone(c *sdk.Ctx) {
 	case len(r.Value(0).List) == 0:
 		c.Reply().Null()
 	default:
-		kit.ReplyStr(c, r.Value(0).List[0])
+		kit.ReplyStr(c, &r.Values[0].List[0])
 	}
 }
 
@@ -141,7 +141,7 @@ func hmgetDone(c *sdk.Ctx) {
 		if at < 0 {
 			w.Null()
 		} else {
-			kit.ReplyStr(c, items[at])
+			kit.ReplyStr(c, &items[at])
 		}
 	}
 }
@@ -171,7 +171,7 @@ func wholeDone(c *sdk.Ctx) {
 		w.Map(len(items) / 2)
 		for i := 0; i+1 < len(items); i += 2 {
 			w.Bulk(items[i].Bytes)
-			kit.ReplyStr(c, items[i+1])
+			kit.ReplyStr(c, &items[i+1])
 		}
 	case codec.ReturnKey:
 		w.Array(len(items))
@@ -181,7 +181,7 @@ func wholeDone(c *sdk.Ctx) {
 	default:
 		w.Array(len(items))
 		for i := range items {
-			kit.ReplyStr(c, items[i])
+			kit.ReplyStr(c, &items[i])
 		}
 	}
 }

@@ -282,5 +282,5 @@ func writeItem(c *sdk.Ctx, item []codec.Value) {
 		w.Array(2)
 	}
 	w.Bulk(item[0].Bytes)
-	kit.ReplyStr(c, item[1])
+	kit.ReplyStr(c, &item[1])
 }

@@ -92,7 +92,7 @@ func hscanDone(c *sdk.Ctx) {
 		if pattern == nil || kit.Match(pattern, items[i].Bytes) {
 			w.Bulk(items[i].Bytes)
 			if c.N[3] == 0 {
-				kit.ReplyStr(c, items[i+1])
+				kit.ReplyStr(c, &items[i+1])
 			}
 		}
 	}

@@ -135,7 +135,7 @@ func replyGet(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		kit.ReplyStr(c, r.Value(0))
+		kit.ReplyStr(c, &r.Values[0])
 	case codec.NotFound:
 		c.Reply().Null()
 	case codec.FilteredOut:

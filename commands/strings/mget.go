@@ -39,7 +39,7 @@ func mgetDone(c *sdk.Ctx) {
 	c.Reply().Array(len(rs))
 	for i := range rs {
 		if rs[i].Code == codec.OK {
-			kit.ReplyStr(c, rs[i].Value(0))
+			kit.ReplyStr(c, &rs[i].Values[0])
 		} else {
 			c.Reply().Null()
 		}

@@ -111,7 +111,7 @@ func setGetDone(c *sdk.Ctx) {
 			c.Reply().Null() // the write created the record
 			return
 		}
-		kit.ReplyStr(c, r.Value(1))
+		kit.ReplyStr(c, &r.Values[1])
 	case codec.NotFound:
 		c.Reply().Null()
 	case codec.FilteredOut:

@@ -29,6 +29,10 @@ func (c *Call) BeginEncoded(key []byte) {
 	c.encoded = true
 }
 
+// EncodedCap is the capacity of the buffer holding the call's encoded ops,
+// which a Call reused for the next request keeps.
+func (c *Call) EncodedCap() int { return cap(c.enc) }
+
 func (c *Call) op(o Op) *Call {
 	if c.encoded {
 		c.enc = appendOp(c.enc, &o)

@@ -66,9 +66,28 @@ func (w *Writer) Int(n int64) { w.header(':', n) }
 
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
+	if n := len(b); n < 10 {
+		// The common short value: one growth check, one slice store.
+		out := w.grow(n + 6)
+		out[0], out[1], out[2], out[3] = '$', byte('0'+n), '\r', '\n'
+		copy(out[4:], b)
+		out[n+4], out[n+5] = '\r', '\n'
+		return
+	}
 	w.header('$', int64(len(b)))
 	w.Buf = append(w.Buf, b...)
 	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// grow extends Buf by n bytes and returns them.
+func (w *Writer) grow(n int) []byte {
+	l := len(w.Buf)
+	if cap(w.Buf)-l < n {
+		w.Buf = append(w.Buf[:l:l], make([]byte, n)...)
+	} else {
+		w.Buf = w.Buf[:l+n]
+	}
+	return w.Buf[l : l+n : l+n]
 }
 
 // BulkString writes a bulk string.

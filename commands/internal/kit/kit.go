@@ -145,14 +145,14 @@ func StrLen(v codec.Value) int {
 }
 
 // ReplyStr writes a stored string value as a bulk string.
-func ReplyStr(c *sdk.Ctx, v codec.Value) {
+func ReplyStr(c *sdk.Ctx, v *codec.Value) {
 	w := c.Reply()
 	switch v.Kind {
 	case codec.KindInt:
 		w.BulkInt(v.Int)
 	case codec.KindFloat:
 		var tmp [32]byte
-		w.Bulk(AppendStr(tmp[:0], v))
+		w.Bulk(AppendStr(tmp[:0], *v))
 	default:
 		w.Bulk(v.Bytes)
 	}

@@ -221,7 +221,7 @@ func (e *engine) cancel(h uint32) {
 // error reply and reports false.
 //
 // The host laid the response out in msg as this module's own Go values
-// (codec.PutResponse): delivering it is taking its address. msg stays
+// (codec.AppendResponse): delivering it is taking its address. msg stays
 // untouched until the step that reads it returns.
 func (e *engine) deliver(c *Ctx, msg []byte) bool {
 	c.pending = false

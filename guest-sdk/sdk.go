@@ -93,7 +93,7 @@ func Register(cmds ...Command) {
 type Ctx struct {
 	handle uint32
 	// st is the start message, laid out by the host in the guest's message
-	// buffer (see codec.PutStart); when the command waits on the host, whose
+	// buffer (see codec.AppendStart); when the command waits on the host, whose
 	// next message overwrites that buffer, own copies it to ownSt, with the
 	// arguments in argBuf.
 	st      *codec.Start
@@ -106,7 +106,7 @@ type Ctx struct {
 	req    codec.Request
 	reqBuf []byte
 	// res is the last response, laid out by the host in a guest buffer
-	// (see codec.PutResponse), or noRes before the first one.
+	// (see codec.AppendResponse), or noRes before the first one.
 	res     *codec.Response
 	noRes   codec.Response
 	next    Step

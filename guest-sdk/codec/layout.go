@@ -73,20 +73,12 @@ const (
 // 64-bit words.
 const startPad = 16
 
-// StartSize is the number of bytes PutStart needs for s.
-func StartSize(s *Start) int {
-	var w layoutWriter
+// AppendStart lays s out at the end of dst, for a guest that will see those
+// bytes at address base (a multiple of 8), and returns the extended dst.
+func AppendStart(dst []byte, base uint64, s *Start) []byte {
+	w := layoutWriter{buf: dst, at0: len(dst), base: base}
 	w.start(s)
-	return w.off
-}
-
-// PutStart lays s out in buf, which the guest will see at address base,
-// and returns the bytes used. buf must hold StartSize(s) bytes (it panics
-// otherwise) and base must be a multiple of 8.
-func PutStart(buf []byte, base uint64, s *Start) int {
-	w := layoutWriter{buf: buf[:len(buf):len(buf)], base: base}
-	w.start(s)
-	return w.off
+	return w.buf
 }
 
 // StartAt returns the Start laid out at the start of b, or nil when b is
@@ -101,10 +93,9 @@ func StartAt(b []byte) *Start {
 // NewStart lays s out in fresh memory at that memory's own address, for
 // StartAt.
 func NewStart(s *Start) []byte {
-	n := StartSize(s)
+	n := len(AppendStart(nil, 0, s))
 	buf, base := alignedBuf(n)
-	PutStart(buf, base, s)
-	return buf
+	return AppendStart(buf[:0], base, s)
 }
 
 // alignedBuf allocates n bytes at an 8-aligned address and returns them
@@ -115,21 +106,13 @@ func alignedBuf(n int) ([]byte, uint64) {
 	return unsafe.Slice((*byte)(p), n), uint64(uintptr(p))
 }
 
-// ResponseSize is the number of bytes PutResponse needs for r, a response
-// to a request of the given kind.
-func ResponseSize(kind RequestKind, r *Response) int {
-	var w layoutWriter
+// AppendResponse lays r, a response to a request of the given kind, out
+// at the end of dst, for a guest that will see those bytes at address base
+// (a multiple of 8), and returns the extended dst.
+func AppendResponse(dst []byte, base uint64, kind RequestKind, r *Response) []byte {
+	w := layoutWriter{buf: dst, at0: len(dst), base: base}
 	w.response(kind, r)
-	return w.off
-}
-
-// PutResponse lays r out in buf, which the guest will see at address base,
-// and returns the bytes used. buf must hold ResponseSize(kind, r) bytes
-// (it panics otherwise) and base must be a multiple of 8.
-func PutResponse(buf []byte, base uint64, kind RequestKind, r *Response) int {
-	w := layoutWriter{buf: buf[:len(buf):len(buf)], base: base}
-	w.response(kind, r)
-	return w.off
+	return w.buf
 }
 
 // ResponseAt returns the Response laid out at the start of b, or nil when b
@@ -142,49 +125,32 @@ func ResponseAt(b []byte) *Response {
 	return (*Response)(unsafe.Pointer(unsafe.SliceData(b)))
 }
 
-// layoutWriter places values in buf, bump-allocating from off; with a nil
-// buf it only counts the bytes needed.
+// layoutWriter appends a layout to buf from at0, where the guest will see
+// address base. Offsets are from at0; structs are placed at multiples of
+// 8 and zeroed, bytes are placed as they come.
 type layoutWriter struct {
 	buf  []byte
+	at0  int // the layout's start in buf
 	base uint64
-	off  int
 }
 
-// alloc reserves n bytes aligned to align and returns their offset.
+// alloc appends n zero bytes aligned to align (a power of two) and returns
+// their offset.
 func (w *layoutWriter) alloc(n, align int) int {
-	w.off = (w.off + align - 1) &^ (align - 1)
-	at := w.off
-	w.off += n
-	return at
+	off := len(w.buf) - w.at0
+	pad := -off & (align - 1)
+	w.buf = append(w.buf, make([]byte, pad+n)...)
+	return off + pad
 }
 
-func (w *layoutWriter) u64(at int, v uint64) {
-	if w.buf != nil {
-		binary.LittleEndian.PutUint64(w.buf[at:], v)
-	}
-}
-
-func (w *layoutWriter) u32(at int, v uint32) {
-	if w.buf != nil {
-		binary.LittleEndian.PutUint32(w.buf[at:], v)
-	}
-}
-
-func (w *layoutWriter) u16(at int, v uint16) {
-	if w.buf != nil {
-		binary.LittleEndian.PutUint16(w.buf[at:], v)
-	}
-}
-
-func (w *layoutWriter) u8(at int, v uint8) {
-	if w.buf != nil {
-		w.buf[at] = v
-	}
-}
+func (w *layoutWriter) u64(at int, v uint64) { binary.LittleEndian.PutUint64(w.buf[w.at0+at:], v) }
+func (w *layoutWriter) u32(at int, v uint32) { binary.LittleEndian.PutUint32(w.buf[w.at0+at:], v) }
+func (w *layoutWriter) u16(at int, v uint16) { binary.LittleEndian.PutUint16(w.buf[w.at0+at:], v) }
+func (w *layoutWriter) u8(at int, v uint8)   { w.buf[w.at0+at] = v }
 
 // header writes a slice header (n elements at offset data) at at. An empty
-// slice points at the buffer's start: data may be the buffer's end, and a
-// pointer past an object confuses a garbage collector.
+// slice points at the layout's start: data may be its end, and a pointer
+// past an object confuses a garbage collector.
 func (w *layoutWriter) header(at, data, n int) {
 	if n == 0 {
 		data = 0
@@ -194,36 +160,27 @@ func (w *layoutWriter) header(at, data, n int) {
 	w.u64(at+16, uint64(n))
 }
 
-// bytes copies b into the buffer and writes its slice header at at.
+// bytes appends b and writes its slice header at at.
 func (w *layoutWriter) bytes(at int, b []byte) {
-	data := w.alloc(len(b), 1)
-	if w.buf != nil {
-		copy(w.buf[data:data+len(b)], b)
-	}
+	data := len(w.buf) - w.at0
+	w.buf = append(w.buf, b...)
 	w.header(at, data, len(b))
 }
 
-// str copies s and writes its string header at at; "" is the zero string.
+// str appends s and writes its string header at at; "" is the zero string,
+// already there.
 func (w *layoutWriter) str(at int, s string) {
 	if s == "" {
-		return // the buffer is zeroed where headers are reserved
+		return
 	}
-	data := w.alloc(len(s), 1)
-	if w.buf != nil {
-		copy(w.buf[data:data+len(s)], s)
-	}
+	data := len(w.buf) - w.at0
+	w.buf = append(w.buf, s...)
 	w.u64(at, w.base+uint64(data))
 	w.u64(at+8, uint64(len(s)))
 }
 
-// zero reserves n bytes of zeroed, 8-aligned structs.
-func (w *layoutWriter) zero(n int) int {
-	at := w.alloc(n, 8)
-	if w.buf != nil {
-		clear(w.buf[at : at+n])
-	}
-	return at
-}
+// zero appends n bytes of zeroed, 8-aligned structs.
+func (w *layoutWriter) zero(n int) int { return w.alloc(n, 8) }
 
 func (w *layoutWriter) start(s *Start) {
 	at := w.zero(startSize)
@@ -232,10 +189,7 @@ func (w *layoutWriter) start(s *Start) {
 	w.u32(at+offStartCmd, s.Cmd)
 	w.u64(at+offStartClient, s.ClientID)
 	w.byteSlices(at+offStartArgs, s.Args)
-	pad := w.alloc(startPad, 1)
-	if w.buf != nil {
-		clear(w.buf[pad : pad+startPad])
-	}
+	w.alloc(startPad, 1)
 }
 
 func (w *layoutWriter) response(kind RequestKind, r *Response) {
@@ -306,9 +260,9 @@ func (w *layoutWriter) values(at int, vs []Value) {
 // host sharing the guest code's process does (sdktest, tests), and returns
 // the buffer, for ResponseAt.
 func NewResponse(kind RequestKind, r *Response) []byte {
-	buf, base := alignedBuf(ResponseSize(kind, r))
-	PutResponse(buf, base, kind, r)
-	return buf
+	n := len(AppendResponse(nil, 0, kind, r))
+	buf, base := alignedBuf(n)
+	return AppendResponse(buf[:0], base, kind, r)
 }
 
 // Requests are read where the guest built them. The guest hands the host

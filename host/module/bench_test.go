@@ -173,7 +173,7 @@ func BenchmarkDeadlineMechanism(b *testing.B) {
 	}
 	ctx := context.Background()
 	echo := &codec.Start{Proto: 2, Args: [][]byte{[]byte("echo"), []byte("value")}}
-	size := codec.StartSize(echo)
+	size := len(codec.AppendStart(nil, 0, echo))
 	for _, mech := range []struct {
 		name        string
 		closeOnDone bool
@@ -209,8 +209,7 @@ func BenchmarkDeadlineMechanism(b *testing.B) {
 		if err := m.ExportedFunction("respike_buf").CallWithStack(ctx, stack); err != nil {
 			b.Fatal(err)
 		}
-		view, _ := m.Memory().Read(uint32(stack[0]), uint32(size))
-		codec.PutStart(view, stack[0], echo)
+		m.Memory().Write(uint32(stack[0]), codec.AppendStart(nil, stack[0], echo))
 		for _, call := range []struct {
 			name string
 			fn   string

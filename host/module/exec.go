@@ -16,6 +16,7 @@ type call struct {
 	ctx   context.Context
 	db    int
 	start *codec.Start // the command's start message, until it is written
+	lay   []byte       // a message laid out for guest memory, before it is copied there
 	req   []byte       // the pending request, read out of guest memory (codec.ReadRequest)
 	dec   codec.Decoder
 	rq    codec.Request
@@ -37,7 +38,7 @@ func (r *Runtime) getCall(ctx context.Context, db int) *call {
 func (r *Runtime) putCall(c *call) {
 	c.ctx = nil
 	c.start = nil
-	if cap(c.req) > maxPooled {
+	if cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
 		// A huge request or response: let its buffers and the decoder's
 		// arena go rather than pin them in the pool.
 		*c = call{}
@@ -148,7 +149,7 @@ func (r *Runtime) step(in *instance, c *call, resume bool, handle uint32) (uint6
 	if resume {
 		n, err = in.writeResponse(c)
 	} else {
-		n, err = in.writeStart(c.start)
+		n, err = in.writeStart(c)
 	}
 	if err != nil {
 		return 0, err
@@ -200,11 +201,11 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	out, outCap := uint32(stack[2]), uint32(stack[3])
 	r.st.Exec(c.ctx, c.db, &c.rq, &c.resp)
-	// The response is laid out straight into guest memory, as the guest's
-	// own values (codec.PutResponse).
-	n := codec.ResponseSize(c.rq.Kind, &c.resp)
-	view, ok := mem.Read(out, uint32(n))
-	if n > int(outCap) || !ok || out%8 != 0 {
+	// The response is laid out for the guest's buffer, as the guest's own
+	// values (codec.AppendResponse), and copied there.
+	c.lay = codec.AppendResponse(c.lay[:0], uint64(out), c.rq.Kind, &c.resp)
+	n := len(c.lay)
+	if n > int(outCap) || out%8 != 0 || !mem.Write(out, c.lay) {
 		// Never answer 0 here: the request ran, and the pending path would
 		// run it again. Parked, it reaches the guest through take or not
 		// at all.
@@ -212,7 +213,6 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 		stack[0] = uint64(uint32(int32(-n)))
 		return
 	}
-	codec.PutResponse(view, uint64(out), c.rq.Kind, &c.resp)
 	stack[0] = uint64(uint32(int32(n)))
 }
 
@@ -240,13 +240,12 @@ func (r *Runtime) hostTake(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	c := in.parked
 	out := uint32(stack[0])
-	n := codec.ResponseSize(c.rq.Kind, &c.resp)
-	view, ok := mod.Memory().Read(out, uint32(n))
-	if n > int(uint32(stack[1])) || !ok || out%8 != 0 {
+	c.lay = codec.AppendResponse(c.lay[:0], uint64(out), c.rq.Kind, &c.resp)
+	n := len(c.lay)
+	if n > int(uint32(stack[1])) || out%8 != 0 || !mod.Memory().Write(out, c.lay) {
 		stack[0] = 0
 		return
 	}
-	codec.PutResponse(view, uint64(out), c.rq.Kind, &c.resp)
 	stack[0] = uint64(uint32(int32(n)))
 	in.parked = nil
 }

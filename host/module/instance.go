@@ -331,25 +331,6 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	return in.stack[0], nil
 }
 
-// reserve returns the guest's message buffer with room for n bytes: its
-// guest address and a view of it.
-func (in *instance) reserve(n uint32) (uint32, []byte, error) {
-	if n > in.bufCap || in.bufCap == 0 {
-		// Ask for some headroom so that the next messages fit without a call.
-		want := max(n, 4096)
-		ptr, err := in.invoke(in.fBuf, uint64(want), 0)
-		if err != nil {
-			return 0, nil, err
-		}
-		in.bufPtr, in.bufCap = uint32(ptr), want
-	}
-	view, ok := in.mem.Read(in.bufPtr, n)
-	if !ok || in.bufPtr%8 != 0 {
-		return 0, nil, errors.New("respike_buf points outside guest memory or is misaligned")
-	}
-	return in.bufPtr, view, nil
-}
-
 // Read reads guest memory for codec.ReadRequest.
 func (in *instance) Read(addr, n uint64) ([]byte, bool) {
 	if addr > math.MaxUint32 || n > math.MaxUint32 {
@@ -358,28 +339,54 @@ func (in *instance) Read(addr, n uint64) ([]byte, bool) {
 	return in.mem.Read(uint32(addr), uint32(n))
 }
 
-// writeStart lays a start message out in the guest's message buffer and
-// returns its length.
-func (in *instance) writeStart(s *codec.Start) (uint32, error) {
-	n := codec.StartSize(s)
-	ptr, view, err := in.reserve(uint32(n))
+// grow makes the guest's message buffer hold at least n bytes.
+func (in *instance) grow(n uint32) error {
+	// Ask for some headroom so that the next messages fit without a call.
+	want := max(n, 4096)
+	ptr, err := in.invoke(in.fBuf, uint64(want), 0)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	codec.PutStart(view, uint64(ptr), s)
-	return uint32(n), nil
+	if uint32(ptr)%8 != 0 {
+		return errors.New("respike_buf returned a misaligned buffer")
+	}
+	in.bufPtr, in.bufCap = uint32(ptr), want
+	return nil
 }
 
-// writeResponse lays c's response out in the guest's message buffer and
+// put copies a laid-out message into the guest's message buffer and
 // returns its length.
-func (in *instance) writeResponse(c *call) (uint32, error) {
-	n := codec.ResponseSize(c.rq.Kind, &c.resp)
-	ptr, view, err := in.reserve(uint32(n))
-	if err != nil {
-		return 0, err
+func (in *instance) put(msg []byte) (uint32, error) {
+	if !in.mem.Write(in.bufPtr, msg) {
+		return 0, errors.New("respike_buf points outside guest memory")
 	}
-	codec.PutResponse(view, uint64(ptr), c.rq.Kind, &c.resp)
-	return uint32(n), nil
+	return uint32(len(msg)), nil
+}
+
+// writeStart lays c's start message out in the guest's message buffer
+// (codec.AppendStart) and returns its length.
+func (in *instance) writeStart(c *call) (uint32, error) {
+	c.lay = codec.AppendStart(c.lay[:0], uint64(in.bufPtr), c.start)
+	if uint32(len(c.lay)) > in.bufCap || in.bufCap == 0 {
+		if err := in.grow(uint32(len(c.lay))); err != nil {
+			return 0, err
+		}
+		c.lay = codec.AppendStart(c.lay[:0], uint64(in.bufPtr), c.start) // at the new address
+	}
+	return in.put(c.lay)
+}
+
+// writeResponse lays c's response out in the guest's message buffer
+// (codec.AppendResponse) and returns its length.
+func (in *instance) writeResponse(c *call) (uint32, error) {
+	c.lay = codec.AppendResponse(c.lay[:0], uint64(in.bufPtr), c.rq.Kind, &c.resp)
+	if uint32(len(c.lay)) > in.bufCap || in.bufCap == 0 {
+		if err := in.grow(uint32(len(c.lay))); err != nil {
+			return 0, err
+		}
+		c.lay = codec.AppendResponse(c.lay[:0], uint64(in.bufPtr), c.rq.Kind, &c.resp)
+	}
+	return in.put(c.lay)
 }
 
 // answer returns the guest memory view a packed ptr<<32|len designates. It

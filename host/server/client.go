@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/resp"
 	"github.com/respike/respike/host/module"
@@ -29,8 +27,7 @@ type client struct {
 	s       *Server
 	id      uint64
 	conn    net.Conn
-	rd      *redcon.Reader
-	g       guard
+	rd      reader
 	w       resp.Writer // replies not yet written to conn
 	start   codec.Start
 	lname   [maxBuiltinName]byte // scratch for lower-casing command names
@@ -94,8 +91,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.local = a.IP.IsLoopback()
 	}
-	c.g = guard{r: nc, c: c, maxBulk: s.maxBulk}
-	c.rd = redcon.NewReader(&c.g)
+	c.rd = reader{r: nc, c: c, maxBulk: s.maxBulk}
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1}
 	c.lastAt.Store(c.created.UnixNano())
@@ -123,7 +119,7 @@ func (s *Server) serveConn(c *client) {
 		}
 		c.clock = s.nanos()
 		for i := range cmds {
-			c.process(cmds[i].Args)
+			c.process(cmds[i])
 			if c.closeAfter || s.ctx.Err() != nil {
 				break
 			}
@@ -143,14 +139,10 @@ func (s *Server) serveConn(c *client) {
 func (c *client) readFailed(err error) {
 	msg := ""
 	var pe *protoError
-	if errors.As(err, &pe) {
-		msg = pe.Error()
-	} else if s := err.Error(); strings.HasPrefix(s, "Protocol error: ") {
-		msg = s // redcon's own protocol errors
-	}
-	if msg == "" {
+	if !errors.As(err, &pe) {
 		return
 	}
+	msg = pe.Error()
 	c.w.Error("ERR " + msg)
 	c.flush()
 	c.s.log.Debug("protocol error; closing", "client", c.id, "addr", c.addr, "err", msg)
@@ -233,7 +225,8 @@ func (c *client) dispatch(args [][]byte) {
 		return
 	}
 	if c.inMulti && (b == nil || !b.multiControl) {
-		c.queue = append(c.queue, queued{b: b, m: m, args: args})
+		// The arguments alias the read buffer: a queued command keeps a copy.
+		c.queue = append(c.queue, queued{b: b, m: m, args: cloneArgs(args)})
 		c.setInfo(func(i *clientInfo) { i.multi = len(c.queue) })
 		c.w.Simple("QUEUED")
 		return
@@ -343,6 +336,21 @@ func arityOK(arity, n int) bool {
 		return n == arity
 	}
 	return n >= -arity
+}
+
+// cloneArgs copies args into one allocation.
+func cloneArgs(args [][]byte) [][]byte {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
 }
 
 // lowerInto appends name lower-cased to dst.

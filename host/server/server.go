@@ -1,5 +1,5 @@
 // Package server is respike's RESP front end: it accepts Redis clients,
-// parses their requests with redcon's reader, keeps each connection's state
+// parses their requests with its own zero-copy reader (reader.go), keeps each connection's state
 // (database, protocol version, authentication, name, transaction), answers
 // connection and server commands itself, and hands every other command to
 // the module runtime, writing the module's RESP reply back untouched.

@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/redcon"
 )
 
 // chunkReader returns its data n bytes per Read, to split requests at
@@ -29,11 +27,10 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// readAll parses in through a guard and redcon's reader, returning the
-// commands and the error that ended the stream.
+// readAll parses in through a reader, returning the commands and the error
+// that ended the stream.
 func readAll(in string, chunk int, maxBulk int64) ([][]string, error) {
-	g := &guard{r: &chunkReader{data: []byte(in), n: chunk}, maxBulk: maxBulk}
-	rd := redcon.NewReader(g)
+	rd := &reader{r: &chunkReader{data: []byte(in), n: chunk}, maxBulk: maxBulk}
 	var out [][]string
 	for {
 		cmds, err := rd.ReadCommands()
@@ -42,7 +39,7 @@ func readAll(in string, chunk int, maxBulk int64) ([][]string, error) {
 		}
 		for _, c := range cmds {
 			var args []string
-			for _, a := range c.Args {
+			for _, a := range c {
 				args = append(args, string(a))
 			}
 			out = append(out, args)
@@ -50,7 +47,7 @@ func readAll(in string, chunk int, maxBulk int64) ([][]string, error) {
 	}
 }
 
-func TestGuardFraming(t *testing.T) {
+func TestReaderFraming(t *testing.T) {
 	big := strings.Repeat("b", 5000)
 	in := encode("set", "k", big) + "PING\r\n" + "*0\r\n" + encode("get", "") + "*-1\r\n" +
 		"echo \"a b\" 'c'\r\n" + "\r\n" + encode("ping") + "ping x\n"
@@ -66,7 +63,7 @@ func TestGuardFraming(t *testing.T) {
 	}
 }
 
-func TestGuardErrorsKeepEarlierCommands(t *testing.T) {
+func TestReaderErrorsKeepEarlierCommands(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, err string
 	}{
@@ -79,9 +76,6 @@ func TestGuardErrorsKeepEarlierCommands(t *testing.T) {
 		{"too long inline", encode("ping") + strings.Repeat("x", maxInline+1), "too big inline request"},
 	} {
 		for _, chunk := range []int{1, 5, 4096} {
-			if chunk < 100 && len(tc.in) > 1000 {
-				continue // redcon rescans its buffer on every read
-			}
 			got, err := readAll(tc.in, chunk, 100)
 			if !reflect.DeepEqual(got, [][]string{{"ping"}}) {
 				t.Errorf("%s, chunk %d: commands %q", tc.name, chunk, got)
@@ -93,7 +87,7 @@ func TestGuardErrorsKeepEarlierCommands(t *testing.T) {
 	}
 }
 
-func TestGuardOneCommandAtATimeBeforeAuth(t *testing.T) {
+func TestReaderOneCommandAtATimeBeforeAuth(t *testing.T) {
 	s := newServer(testConfig(), newFakeRuntime(), nil, nil)
 	s.password = "pw"
 	a, b := net.Pipe()
@@ -101,22 +95,21 @@ func TestGuardOneCommandAtATimeBeforeAuth(t *testing.T) {
 	defer b.Close()
 	c := newClient(s, 1, a)
 	in := encode("auth", "pw") + encode("echo", strings.Repeat("x", 20000))
-	c.g.r = &chunkReader{data: []byte(in), n: 1 << 20}
-	rd := redcon.NewReader(&c.g)
-	cmds, err := rd.ReadCommands()
-	if err != nil || len(cmds) != 1 || string(cmds[0].Args[0]) != "auth" {
+	c.rd.r = &chunkReader{data: []byte(in), n: 1 << 20}
+	cmds, err := c.rd.ReadCommands()
+	if err != nil || len(cmds) != 1 || string(cmds[0][0]) != "auth" {
 		t.Fatalf("first batch: %v %v", cmds, err)
 	}
 	c.authenticated = true // as AUTH would
-	cmds, err = rd.ReadCommands()
-	if err != nil || len(cmds) != 1 || len(cmds[0].Args[1]) != 20000 {
+	cmds, err = c.rd.ReadCommands()
+	if err != nil || len(cmds) != 1 || len(cmds[0][1]) != 20000 {
 		t.Fatalf("second batch: %v", err)
 	}
 
 	// Without AUTH the same argument is refused.
 	c2 := newClient(s, 2, a)
-	c2.g.r = &chunkReader{data: []byte(encode("echo", strings.Repeat("x", 20000))), n: 1 << 20}
-	_, err = redcon.NewReader(&c2.g).ReadCommands()
+	c2.rd.r = &chunkReader{data: []byte(encode("echo", strings.Repeat("x", 20000))), n: 1 << 20}
+	_, err = c2.rd.ReadCommands()
 	var pe *protoError
 	if !errors.As(err, &pe) || pe.msg != "unauthenticated bulk length" {
 		t.Fatalf("unauthenticated: %v", err)
@@ -180,5 +173,64 @@ func TestGlobMatch(t *testing.T) {
 	}
 	if globMatch("MAX*", "maxclients", false) {
 		t.Error("case-sensitive match folded case")
+	}
+}
+
+// TestInlineQuotingIsRedis checks inline commands against Redis's
+// sdssplitargs, which redis-cli users and telnet sessions rely on.
+func TestInlineQuotingIsRedis(t *testing.T) {
+	for in, want := range map[string][]string{
+		"set a\"b c\" x\r\n":            {"set", "ab c", "x"},
+		"echo \"\\x41\\n\\t\\q\"\n":     {"echo", "A\n\tq"},
+		"echo 'it\\'s' '\\n'\n":         {"echo", "it's", "\\n"},
+		"  \t\vping\t x \r\n":           {"ping", "x"},
+		"echo \"\"\n":                   {"echo", ""},
+		"ping\x00ignored after NUL\r\n": {"ping"},
+	} {
+		got, err := readAll(in, 1<<20, 1<<20)
+		if err != io.EOF || len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+			t.Errorf("%q: got %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"echo \"a\"b\n", "echo 'a'b\n", "echo \"abc\n", "echo 'abc\n", "echo \"a\x00\"\n"} {
+		if _, err := readAll(in, 1<<20, 1<<20); err == nil || !strings.Contains(err.Error(), "unbalanced quotes") {
+			t.Errorf("%q: err %v", in, err)
+		}
+	}
+}
+
+// TestLargeCommandInSmallReads sends a command of 20,000 arguments a few
+// bytes per read; it must arrive whole, once.
+func TestLargeCommandInSmallReads(t *testing.T) {
+	args := []string{"mset"}
+	for i := range 10000 {
+		args = append(args, "k"+strings.Repeat("x", i%7), "v")
+	}
+	got, err := readAll(encode(args...)+encode("ping"), 13, 1<<20)
+	if err != io.EOF || len(got) != 2 || !reflect.DeepEqual(got[0], args) || got[1][0] != "ping" {
+		t.Fatalf("%d commands, err %v", len(got), err)
+	}
+}
+
+// TestReaderDoesNotAllocate checks that parsing a pipeline of multibulk
+// commands allocates nothing once the reader is warm.
+func TestReaderDoesNotAllocate(t *testing.T) {
+	in := []byte(strings.Repeat(encode("get", "key")+encode("set", "key", "value"), 50))
+	src := &chunkReader{}
+	rd := &reader{r: src, maxBulk: 1 << 20}
+	run := func() {
+		src.data, src.n = in, len(in)
+		n := 0
+		for n < 100 {
+			cmds, err := rd.ReadCommands()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(cmds)
+		}
+	}
+	run()
+	if allocs := testing.AllocsPerRun(50, run); allocs != 0 {
+		t.Fatalf("%v allocations per pipeline of 100 commands", allocs)
 	}
 }

@@ -72,6 +72,10 @@ type Stats struct {
 	// Draining is the number of replaced or unloaded versions that still
 	// run commands; each closes its instances when its last command ends.
 	Draining int64
+	// Waits counts store requests a module returned to wait on, to be
+	// resumed once the store answered: every request on a store that can
+	// block (Aerospike); on the embedded store, none (they run inline).
+	Waits int64
 }
 
 // Runtime holds the loaded modules. Its methods are safe for concurrent use.

@@ -100,6 +100,7 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 			s.unlock()
 			return out
 		}
+		r.waits.Add(1)
 		handle := binary.LittleEndian.Uint32(ans[1:5])
 		gen := in.gen
 		// Read the request out of guest memory now: once the slot is free
@@ -195,7 +196,8 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	var err error
 	// The request is read from the guest's own values (codec.ReadRequest)
 	// into c.req and decoded there.
-	if c.req, err = codec.ReadRequest(in, stack[0], c.req[:0]); err != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
+	// The upper half of an i32 argument on the stack is not defined.
+	if c.req, err = codec.ReadRequest(in, uint64(uint32(stack[0])), c.req[:0]); err != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 		stack[0] = 0 // the pending path reports the malformed request
 		return
 	}

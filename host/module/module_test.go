@@ -587,3 +587,37 @@ func TestHostileRequestAddresses(t *testing.T) {
 		t.Fatalf("echo after hostile modules: %q", got)
 	}
 }
+
+// TestInlineStoreNeverWaits checks that on a store that runs requests
+// inline no command takes the slower return-and-resume path, with several
+// goroutines on several instances (an argument's undefined upper half once
+// sent half of all requests down it), and that on the other stores every
+// request does.
+func TestInlineStoreNeverWaits(t *testing.T) {
+	for _, m := range storeModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := newRuntime(t, Config{Instances: 2, NoInline: m.noInline}, newFakeStore(m.inline), "kv.wasm")
+			do(t, r, "set", "k", "v")
+			before := r.Stats().Waits
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					for range 250 {
+						if got := do(t, r, "get", "k"); got != "$1\r\nv\r\n" {
+							t.Errorf("get = %q", got)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			want := int64(1000)
+			if m.inline && !m.noInline {
+				want = 0
+			}
+			if waits := r.Stats().Waits - before; waits != want {
+				t.Fatalf("%d of 1000 GETs waited, want %d", waits, want)
+			}
+		})
+	}
+}

@@ -52,7 +52,7 @@ type Runtime struct {
 	stopping atomic.Bool // Close was called: guests stop at their next tick
 
 	// Stats counters.
-	loads, swaps, refusals, unloads, draining atomic.Int64
+	loads, swaps, refusals, unloads, draining, waits atomic.Int64
 }
 
 // registry is an immutable snapshot of the loaded modules; Load and Unload
@@ -457,6 +457,7 @@ func (r *Runtime) Stats() Stats {
 		Refusals: r.refusals.Load(),
 		Unloads:  r.unloads.Load(),
 		Draining: r.draining.Load(),
+		Waits:    r.waits.Load(),
 	}
 }
 

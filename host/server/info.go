@@ -119,6 +119,7 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			line("module_refusals", st.Refusals)
 			line("module_unloads", st.Unloads)
 			line("module_versions_draining", st.Draining)
+			line("module_store_waits", st.Waits)
 		}
 		for _, m := range s.rt.Modules() {
 			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d",

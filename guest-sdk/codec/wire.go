@@ -212,20 +212,45 @@ func appendBinOp(dst []byte, code OpCode, bin string) []byte {
 }
 
 // appendValueOp appends an op that has a bin and a value, as appendOp would.
+// A scalar value (every Put, Add and Append a command makes) is written
+// with one growth of dst: in wasm each append is a call's worth of work.
 func appendValueOp(dst []byte, code OpCode, bin string, v *Value) []byte {
-	var m byte
+	var vlen int
+	switch v.Kind {
+	case KindInt, KindBool, KindFloat:
+		vlen = 1 + 8
+	case KindBytes, KindStr:
+		vlen = 1 + 4 + len(v.Bytes)
+	default:
+		return appendOp(dst, &Op{Code: code, Bin: bin, Value: *v})
+	}
+	m, blen := byte(opValue), 0
 	if bin != "" {
-		m = opBin
+		m, blen = opValue|opBin, 4+len(bin)
 	}
-	if v.Kind != KindNil {
-		m |= opValue
+	n := 2 + blen + vlen
+	l := len(dst)
+	if cap(dst)-l < n {
+		dst = append(dst[:l:l], make([]byte, n)...)
+	} else {
+		dst = dst[:l+n]
 	}
-	dst = append(dst, byte(code), m)
+	p := dst[l : l+n : l+n]
+	p[0], p[1] = byte(code), m
 	if bin != "" {
-		dst = appendString(dst, bin)
+		binary.LittleEndian.PutUint32(p[2:], uint32(len(bin)))
+		copy(p[6:], bin)
 	}
-	if v.Kind != KindNil {
-		dst = appendValue(dst, v)
+	p = p[2+blen:]
+	p[0] = byte(v.Kind)
+	switch v.Kind {
+	case KindInt, KindBool:
+		binary.LittleEndian.PutUint64(p[1:], uint64(v.Int))
+	case KindFloat:
+		binary.LittleEndian.PutUint64(p[1:], math.Float64bits(v.Float))
+	default:
+		binary.LittleEndian.PutUint32(p[1:], uint32(len(v.Bytes)))
+		copy(p[5:], v.Bytes)
 	}
 	return dst
 }

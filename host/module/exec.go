@@ -58,26 +58,42 @@ var (
 // command has replied or failed; when ctx is done it cancels the command and
 // appends an error. It never panics because of a module.
 func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
-	v, _ := cmd.impl.(*version)
-	if v == nil || !v.ref() {
+	c := r.getCall(ctx, int(start.DB))
+	defer r.putCall(c)
+	// A command that completes inside one guest call holds no reference on
+	// its version, only a slot: a version closing waits for every slot, and
+	// a command that finds its version closing after it got a slot runs on
+	// the version that replaced it. References (shared atomics, costly on
+	// many cores) are for commands that let go of their slot to wait.
+	var v *version
+	var s *slot
+	for tries := 0; ; tries++ {
+		v, _ = cmd.impl.(*version)
+		if v == nil || tries == 3 {
+			return append(out, errClosed...)
+		}
+		var err error
+		if s, err = v.acquire(ctx); err != nil {
+			return append(out, errGone...)
+		}
+		if !v.closing.Load() {
+			break
+		}
+		s.unlock()
 		// cmd was looked up just before its module was swapped or unloaded.
 		if cmd = r.Lookup([]byte(cmd.Info.Name)); cmd == nil {
 			return append(out, "-ERR unknown command, its module was unloaded\r\n"...)
 		}
-		if v = cmd.impl.(*version); !v.ref() {
-			return append(out, errClosed...)
-		}
 	}
-	defer v.unref()
-	c := r.getCall(ctx, int(start.DB))
-	defer r.putCall(c)
+	held := false // whether this command holds a reference on v
+	defer func() {
+		if held {
+			v.unref()
+		}
+	}()
 	start.Cmd = cmd.index + 1
 	c.start = start
 
-	s, err := v.acquire(ctx)
-	if err != nil {
-		return append(out, errGone...)
-	}
 	in, err := s.ready()
 	if err != nil {
 		s.unlock()
@@ -103,6 +119,14 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		r.waits.Add(1)
 		handle := binary.LittleEndian.Uint32(ans[1:5])
 		gen := in.gen
+		// keep is set when the version started closing: its close waits for
+		// this slot, so the command keeps it through the store I/O and
+		// finishes on it.
+		keep := false
+		if !held {
+			held = v.ref()
+			keep = !held
+		}
 		// Read the request out of guest memory now: once the slot is free
 		// another command may run on the instance and change it.
 		var rerr error
@@ -111,23 +135,34 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		} else {
 			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
 		}
-		s.unlock()
+		if !keep {
+			s.unlock()
+		}
+		// gone ends the command early; its continuation is cancelled when
+		// the slot is next free (or goes with the closing instance).
+		gone := func(reply []byte) []byte {
+			if keep {
+				s.unlock()
+			} else {
+				s.cancelLater(gen, handle)
+			}
+			return append(out, reply...)
+		}
 		if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
-			s.cancelLater(gen, handle)
-			return append(out, errorReply(v.name, "malformed store request")...)
+			return gone(errorReply(v.name, "malformed store request"))
 		}
 		if ctx.Err() != nil {
-			s.cancelLater(gen, handle)
-			return append(out, errGone...)
+			return gone(errGone)
 		}
 		r.st.Exec(ctx, c.db, &c.rq, &c.resp)
 		if ctx.Err() != nil {
-			s.cancelLater(gen, handle)
-			return append(out, errGone...)
+			return gone(errGone)
 		}
-		if err := s.lock(ctx); err != nil {
-			s.cancelLater(gen, handle)
-			return append(out, errGone...)
+		if !keep {
+			if err := s.lock(ctx); err != nil {
+				s.cancelLater(gen, handle)
+				return append(out, errGone...)
+			}
 		}
 		if s.ncancel.Load() > 0 {
 			s.drainCancels()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,16 +33,19 @@ type version struct {
 	deadlineErr []byte // the reply of a command that exceeded the deadline
 
 	slots   []*slot
-	rr      atomic.Uint32
 	waiters atomic.Int32  // goroutines waiting for any free slot
 	wake    chan struct{} // a slot was freed while someone waited
 
-	// refs counts the registry's reference and the commands in flight; the
-	// version closes when it drops to zero and can never be revived.
+	// refs counts the registry's reference and the commands waiting on the
+	// store (see Exec); the version closes when it drops to zero and can
+	// never be revived.
 	refs atomic.Int64
 	// retired is set when the registry drops the version (swap or unload):
 	// it counts in Stats.Draining until it closes.
 	retired atomic.Bool
+	// closing is set when the version starts closing; a command that gets
+	// one of its slots afterwards runs on the module's current version.
+	closing atomic.Bool
 }
 
 func (v *version) info() ModuleInfo {
@@ -81,6 +85,7 @@ func (v *version) unref() {
 
 // close closes the version's instances and compiled code.
 func (v *version) close() {
+	v.closing.Store(true) // before any slot is taken: see Exec
 	if v.retired.Load() {
 		v.rt.draining.Add(-1)
 	}
@@ -119,7 +124,9 @@ type cancelReq struct {
 // first slot freed.
 func (v *version) acquire(ctx context.Context) (*slot, error) {
 	n := uint32(len(v.slots))
-	start := v.rr.Add(1)
+	// A random first slot, not a shared round-robin counter: every command
+	// would update that counter's cache line from every core.
+	start := rand.Uint32()
 	for i := range n {
 		if s := v.slots[(start+i)%n]; s.mu.TryLock() {
 			return s, nil

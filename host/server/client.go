@@ -61,6 +61,11 @@ type client struct {
 	// each command ends, which is also when the next one starts. A clock
 	// read costs ~50 ns, a noticeable part of a pipelined command.
 	clock int64
+
+	// Command counts not yet added to the server's (see count).
+	stats  [4]statBatch
+	nstats int
+	cmds   int64
 }
 
 // clientInfo is the part of a client's state that CLIENT LIST reports.
@@ -102,6 +107,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 // server shuts down.
 func (s *Server) serveConn(c *client) {
 	defer func() {
+		c.flushStats()
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -127,6 +133,7 @@ func (s *Server) serveConn(c *client) {
 				return
 			}
 		}
+		c.flushStats()
 		if !c.flush() || c.closeAfter {
 			return
 		}
@@ -239,6 +246,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 	mark, began := len(c.w.Buf), c.clock
 	st := c.statFor(b, m)
 	if b != nil {
+		c.flushStats()
 		c.lastCmd.Store(&b.name)
 		b.run(c, args)
 	} else {
@@ -250,13 +258,11 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
 		c.start.Args = nil
 	}
-	st.calls.Add(1)
 	end := c.s.nanos()
-	st.usec.Add((end - began) / 1e3)
+	failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
+	c.count(st, end-began, failed)
 	c.clock = end
-	c.s.stats.totalCmds.Add(1)
-	if len(c.w.Buf) > mark && c.w.Buf[mark] == '-' {
-		st.failed.Add(1)
+	if failed {
 		c.s.stats.countError(c.w.Buf[mark+1:])
 	}
 }

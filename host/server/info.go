@@ -132,7 +132,7 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		}
 	case "commandstats":
 		for _, ns := range s.stats.commandStats() {
-			calls, usec := ns.st.calls.Load(), ns.st.usec.Load()
+			calls, usec := ns.st.calls.Load(), ns.st.nanos.Load()/1e3
 			perCall := 0.0
 			if calls > 0 {
 				perCall = float64(usec) / float64(calls)

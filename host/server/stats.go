@@ -13,16 +13,65 @@ const maxErrorCodes = 128
 // cmdStat counts one command's calls for INFO commandstats.
 type cmdStat struct {
 	calls    atomic.Int64
-	usec     atomic.Int64
+	nanos    atomic.Int64 // time spent, reported in microseconds
 	rejected atomic.Int64 // refused before running: arity, NOAUTH
 	failed   atomic.Int64 // ran and answered an error
 }
 
 func (s *cmdStat) reset() {
 	s.calls.Store(0)
-	s.usec.Store(0)
+	s.nanos.Store(0)
 	s.rejected.Store(0)
 	s.failed.Store(0)
+}
+
+// statBatch is a connection's counts for one command since its last
+// flush: a pipeline updates the shared counters once per command name and
+// batch, not three times per command, which under load on several cores
+// costs more than a short command itself.
+type statBatch struct {
+	st                   *cmdStat
+	calls, nanos, failed int64
+}
+
+// count adds one call of st to the connection's batch.
+func (c *client) count(st *cmdStat, nanos int64, failed bool) {
+	c.cmds++
+	var f int64
+	if failed {
+		f = 1
+	}
+	for i := range c.stats[:c.nstats] {
+		if b := &c.stats[i]; b.st == st {
+			b.calls, b.nanos, b.failed = b.calls+1, b.nanos+nanos, b.failed+f
+			return
+		}
+	}
+	if c.nstats == len(c.stats) {
+		c.flushStats()
+	}
+	c.stats[c.nstats] = statBatch{st: st, calls: 1, nanos: nanos, failed: f}
+	c.nstats++
+}
+
+// flushStats adds the connection's batch to the shared counters: at the end
+// of every batch of commands read, before a builtin runs (INFO must see the
+// commands before it), and when the connection closes.
+func (c *client) flushStats() {
+	for i := range c.stats[:c.nstats] {
+		b := &c.stats[i]
+		b.st.calls.Add(b.calls)
+		b.st.nanos.Add(b.nanos)
+		if b.failed != 0 {
+			b.st.failed.Add(b.failed)
+		}
+		*b = statBatch{}
+	}
+	c.nstats = 0
+	if c.cmds != 0 {
+		c.s.stats.totalCmds.Add(c.cmds)
+		c.cmds = 0
+	}
 }
 
 // serverStats are the counters INFO reports.

@@ -32,9 +32,59 @@ func (w *Writer) header(c byte, n int64) {
 		w.Buf = append(w.Buf, c, byte('0'+n), '\r', '\n')
 		return
 	}
-	w.Buf = append(w.Buf, c)
-	w.Buf = strconv.AppendInt(w.Buf, n, 10)
-	w.Buf = append(w.Buf, '\r', '\n')
+	var tmp [24]byte
+	i := len(tmp) - 2
+	tmp[i], tmp[i+1] = '\r', '\n'
+	i = formatInt(&tmp, i, n)
+	i--
+	tmp[i] = c
+	w.Buf = append(w.Buf, tmp[i:]...)
+}
+
+// digits2 holds "00" to "99".
+const digits2 = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// formatInt writes n in decimal into tmp, ending before index i, and
+// returns where it starts. Below 2^32 it divides by 100 with a 64-bit
+// multiply and shift: WebAssembly has no 64-bit high multiply, so Go
+// compiles a constant division there to a real division, which is slow
+// (strconv was a third of an INCR's reply).
+func formatInt(tmp *[24]byte, i int, n int64) int {
+	u := uint64(n)
+	if n < 0 {
+		u = -u
+	}
+	for u >= 1<<32 {
+		q := u / 100
+		d := (u - q*100) * 2
+		i -= 2
+		tmp[i], tmp[i+1] = digits2[d], digits2[d+1]
+		u = q
+	}
+	x := uint32(u)
+	for x >= 100 {
+		q := uint32(uint64(x) * 0x51EB851F >> 37) // x / 100, exact for every uint32
+		d := (x - q*100) * 2
+		i -= 2
+		tmp[i], tmp[i+1] = digits2[d], digits2[d+1]
+		x = q
+	}
+	if x >= 10 {
+		i -= 2
+		tmp[i], tmp[i+1] = digits2[x*2], digits2[x*2+1]
+	} else {
+		i--
+		tmp[i] = byte('0' + x)
+	}
+	if n < 0 {
+		i--
+		tmp[i] = '-'
+	}
+	return i
 }
 
 // Simple writes a simple string (+OK). s must not contain CR or LF.
@@ -100,7 +150,7 @@ func (w *Writer) BulkString(s string) {
 // BulkInt writes n as a bulk string of its decimal form.
 func (w *Writer) BulkInt(n int64) {
 	var tmp [24]byte
-	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
+	w.Bulk(tmp[formatInt(&tmp, len(tmp), n):])
 }
 
 // Null writes the null reply: $-1 in RESP2, _ in RESP3.

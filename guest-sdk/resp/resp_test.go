@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -44,6 +45,42 @@ func TestAppendDouble(t *testing.T) {
 	for f, want := range cases {
 		if got := string(AppendDouble(nil, f)); got != want {
 			t.Errorf("AppendDouble(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+// TestIntFormatting checks the header and integer formatter against
+// strconv across digit counts, both halves of the 32-bit fast path and
+// the extremes.
+func TestIntFormatting(t *testing.T) {
+	vals := []int64{0, 9, 10, 99, 100, 101, 999, 1000, 65535, 1<<31 - 1, 1 << 31, 1<<32 - 1, 1 << 32, 1<<32 + 1,
+		4294967295, 4294967296, 99999999999, 1e18, 1<<63 - 1, -1 << 63}
+	for v := int64(1); v < 1e18; v = v*7 + 3 {
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		for _, n := range []int64{v, -v} {
+			var w Writer
+			w.Int(n)
+			if want := ":" + strconv.FormatInt(n, 10) + "\r\n"; string(w.Buf) != want {
+				t.Fatalf("Int(%d) = %q, want %q", n, w.Buf, want)
+			}
+		}
+	}
+	for x := uint64(0); x < 1<<32; x += 7919 {
+		if q := uint32(x * 0x51EB851F >> 37); q != uint32(x)/100 {
+			t.Fatalf("%d / 100 = %d", x, q)
+		}
+	}
+}
+
+func TestBulkInt(t *testing.T) {
+	for _, n := range []int64{0, 7, -7, 12345, -1 << 63, 1<<63 - 1} {
+		var w Writer
+		w.BulkInt(n)
+		s := strconv.FormatInt(n, 10)
+		if want := "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n"; string(w.Buf) != want {
+			t.Fatalf("BulkInt(%d) = %q, want %q", n, w.Buf, want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/memory"
 )
 
@@ -153,8 +154,49 @@ func BenchmarkExecStrings(b *testing.B) {
 			if !strings.HasPrefix(string(out), tc.want) {
 				b.Fatalf("%s = %q", tc.name, out)
 			}
+			if ns := storeOnly(b, rt, cmd, start, st); ns > 0 {
+				// What the wasm path adds to the store's own work.
+				b.ReportMetric(ns, "store-cpu-ns/op")
+			}
 		})
 	}
+}
+
+// recordingStore passes requests to a store and keeps a copy of the last.
+type recordingStore struct {
+	store.Store
+	last []byte // the last request, encoded
+}
+
+func (s *recordingStore) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
+	s.last = codec.AppendRequest(s.last[:0], req)
+	s.Store.Exec(ctx, db, req, resp)
+}
+
+// storeOnly measures the CPU the store itself spends per run of cmd: it
+// records the requests of one run and replays the last natively. 0 for a
+// command without a store request.
+func storeOnly(b *testing.B, rt *Runtime, cmd *Command, start *codec.Start, st store.Store) float64 {
+	rec := &recordingStore{Store: st}
+	saved := rt.st
+	rt.st = rec
+	rt.Exec(context.Background(), cmd, start, nil)
+	rt.st = saved
+	if rec.last == nil {
+		return 0
+	}
+	var d codec.Decoder
+	var req codec.Request
+	var resp codec.Response
+	if err := d.DecodeRequest(rec.last, &req); err != nil {
+		b.Fatal(err)
+	}
+	const n = 20000
+	cpu := cpuNanos()
+	for range n {
+		st.Exec(context.Background(), 0, &req, &resp)
+	}
+	return float64(cpuNanos()-cpu) / n
 }
 
 // BenchmarkDeadlineMechanism compares the ways of keeping a guest stoppable

@@ -377,6 +377,78 @@ func ReadRequest(mem Memory, addr uint64, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// DecodeRequestAt decodes the Request at guest address addr straight from
+// guest memory into r, reusing r's slices, as DecodeRequest would decode
+// what ReadRequest appends, without the copy in between. r's keys and
+// byte values alias guest memory: valid only until the guest runs again,
+// which is enough for a request the host runs while the guest waits in
+// exec. It checks what ReadRequest checks.
+func (d *Decoder) DecodeRequestAt(mem Memory, addr uint64, r *Request) error {
+	b, ok := mem.Read(addr, uint64(reqSize))
+	if !ok {
+		return ErrCorrupt
+	}
+	d.reset(nil)
+	r.Kind = RequestKind(b[offReqKind])
+	r.Calls = r.Calls[:0]
+	r.AllDBs = false
+	r.Scan = ScanArgs{}
+	switch r.Kind {
+	case ReqRecords:
+		p, n := get64(b[offReqCalls:]), get64(b[offReqCalls+8:])
+		if n == 0 || n > maxCalls {
+			return ErrCorrupt
+		}
+		calls, ok := mem.Read(p, n*uint64(callSize))
+		if !ok {
+			return ErrCorrupt
+		}
+		for i := range int(n) {
+			g := calls[i*callSize : (i+1)*callSize]
+			if g[offCallEncoded] == 0 || get64(g[offCallOps+8:]) != 0 {
+				return ErrCorrupt
+			}
+			key, ok := readSlice(mem, g[offCallKey:])
+			pol := g[offCallPolicy:]
+			guard, ok1 := readSlice(mem, pol[offPolGuard:])
+			die, ok2 := readSlice(mem, pol[offPolDIE:])
+			enc, ok3 := readSlice(mem, g[offCallEnc:])
+			if !ok || !ok1 || !ok2 || !ok3 {
+				return ErrCorrupt
+			}
+			c := nextCall(r)
+			c.Key = key
+			c.Policy = Policy{
+				Exists:        ExistsPolicy(pol[offPolExists]),
+				TTL:           TTLMode(pol[offPolTTL]),
+				Seconds:       int64(get64(pol[offPolSecs:])),
+				Generation:    get32(pol[offPolGen:]),
+				Guard:         internName(guard),
+				DeleteIfEmpty: internName(die),
+			}
+			nops := int(get32(g[offCallNenc:]))
+			if nops > len(enc)/2 {
+				return ErrCorrupt // an op takes at least 2 bytes
+			}
+			d.b, d.off = enc, 0
+			d.ops(c, nops)
+			if d.err != nil || d.off != len(enc) {
+				return ErrCorrupt
+			}
+		}
+	case ReqScan:
+		s := b[offReqScan:]
+		r.Scan = ScanArgs{Cursor: get64(s[offScanArgsCursor:]), Count: int64(get64(s[offScanArgsCount:])),
+			WithType: s[offScanArgsWithType] != 0}
+	case ReqCount:
+	case ReqTruncate:
+		r.AllDBs = b[offReqAllDBs] != 0
+	default:
+		return ErrCorrupt
+	}
+	return nil
+}
+
 // readSlice reads the bytes of the slice or string whose header (data
 // pointer, then length) is at the start of h.
 func readSlice(mem Memory, h []byte) ([]byte, bool) {

@@ -209,6 +209,16 @@ func TestReadRequestMatchesAppendRequest(t *testing.T) {
 		if err := d.DecodeRequest(got, &back); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		// Decoding in place gives the same request.
+		var at Request
+		for range 2 { // and again into the reused request
+			if err := d.DecodeRequestAt(processMemory{}, addrOf(t, r), &at); err != nil {
+				t.Fatalf("%s: in place: %v", name, err)
+			}
+			if again := AppendRequest(nil, &at); string(again) != string(want) {
+				t.Fatalf("%s: in place:\n got %x\nwant %x", name, again, want)
+			}
+		}
 	}
 }
 
@@ -216,13 +226,30 @@ func TestReadRequestRefusesWhatItCannotTrust(t *testing.T) {
 	if _, err := ReadRequest(refusingMemory{}, 0x1000, nil); err == nil {
 		t.Fatal("unreadable memory accepted")
 	}
+	var d Decoder
+	var into Request
+	if d.DecodeRequestAt(refusingMemory{}, 0x1000, &into) == nil {
+		t.Fatal("unreadable memory accepted in place")
+	}
+	bad := new(Request)
+	bad.Kind = ReqRecords
+	bad.Calls = make([]Call, 1)
+	bad.Calls[0].BeginEncoded([]byte("k"))
+	bad.Calls[0].Get(BinValue)
+	bad.Calls[0].enc = bad.Calls[0].enc[:len(bad.Calls[0].enc)-1] // a truncated op
 	for name, r := range map[string]*Request{
 		"no calls":     {Kind: ReqRecords},
 		"decoded ops":  {Kind: ReqRecords, Calls: []Call{{Key: []byte("k"), Ops: []Op{{Code: OpGet}}}}},
 		"unknown kind": {Kind: 99},
+		"truncated op": bad,
 	} {
-		if _, err := ReadRequest(processMemory{}, addrOf(t, r), nil); err == nil {
-			t.Fatalf("%s: accepted", name)
+		if name != "truncated op" { // ReadRequest leaves ops to the decoder
+			if _, err := ReadRequest(processMemory{}, addrOf(t, r), nil); err == nil {
+				t.Fatalf("%s: accepted", name)
+			}
+		}
+		if err := d.DecodeRequestAt(processMemory{}, addrOf(t, r), &into); err == nil {
+			t.Fatalf("%s: accepted in place", name)
 		}
 	}
 	// A key whose length runs past memory.
@@ -247,4 +274,35 @@ func (m limitedMemory) Read(addr, n uint64) ([]byte, bool) {
 		return m.processMemory.Read(addr, n)
 	}
 	return nil, false
+}
+
+// BenchmarkRequestFromGuest compares the host's two ways of taking a SET's
+// request out of guest memory: through the wire encoding (the wait path)
+// and decoded in place (the inline path).
+func BenchmarkRequestFromGuest(b *testing.B) {
+	r := new(Request)
+	r.Kind = ReqRecords
+	r.Calls = make([]Call, 1)
+	r.Calls[0].BeginEncoded([]byte("key:000001"))
+	r.Calls[0].Guard(TypeString).TTLNever().Put(BinType, Str(TypeString)).Put(BinValue, Bytes([]byte("value")))
+	addr := uint64(uintptr(unsafe.Pointer(r)))
+	var d Decoder
+	var out Request
+	var wire []byte
+	b.Run("wire", func(b *testing.B) {
+		for b.Loop() {
+			wire, _ = ReadRequest(processMemory{}, addr, wire[:0])
+			if err := d.DecodeRequest(wire, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("in-place", func(b *testing.B) {
+		for b.Loop() {
+			if err := d.DecodeRequestAt(processMemory{}, addr, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	runtime.KeepAlive(r)
 }

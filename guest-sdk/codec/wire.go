@@ -401,8 +401,11 @@ func (d *Decoder) str() string {
 // name reads a bin or type name. The names every command sends are
 // returned as constants: the host decodes a request per store call, and
 // converting them would allocate each time.
-func (d *Decoder) name() string {
-	b := d.bytes()
+func (d *Decoder) name() string { return internName(d.bytes()) }
+
+// internName returns b as a string, without allocating for the names every
+// command sends.
+func internName(b []byte) string {
 	switch string(b) {
 	case "":
 		return ""
@@ -585,6 +588,32 @@ func (d *Decoder) op(o *Op) {
 	}
 }
 
+// nextCall extends r.Calls by one, reusing a Call the slice held before,
+// and returns it emptied of encoded ops.
+func nextCall(r *Request) *Call {
+	if len(r.Calls) < cap(r.Calls) {
+		r.Calls = r.Calls[:len(r.Calls)+1]
+	} else {
+		r.Calls = append(r.Calls, Call{})
+	}
+	c := &r.Calls[len(r.Calls)-1]
+	c.enc, c.nenc, c.encoded = c.enc[:0], 0, false
+	return c
+}
+
+// ops decodes n ops into c.Ops, reusing its Op values.
+func (d *Decoder) ops(c *Call, n int) {
+	c.Ops = c.Ops[:0]
+	for j := 0; j < n && d.err == nil; j++ {
+		if len(c.Ops) < cap(c.Ops) {
+			c.Ops = c.Ops[:j+1]
+		} else {
+			c.Ops = append(c.Ops, Op{})
+		}
+		d.op(&c.Ops[j])
+	}
+}
+
 // DecodeRequest decodes a Request into r, reusing r's slices.
 func (d *Decoder) DecodeRequest(b []byte, r *Request) error {
 	d.reset(b)
@@ -597,25 +626,10 @@ func (d *Decoder) DecodeRequest(b []byte, r *Request) error {
 		// A call takes at least 9 bytes: key length, policy bits, op count.
 		n := d.count(9)
 		for i := 0; i < n && d.err == nil; i++ {
-			if len(r.Calls) < cap(r.Calls) {
-				r.Calls = r.Calls[:i+1]
-			} else {
-				r.Calls = append(r.Calls, Call{})
-			}
-			c := &r.Calls[i]
-			c.enc, c.nenc, c.encoded = c.enc[:0], 0, false
+			c := nextCall(r)
 			c.Key = d.bytes()
 			d.policy(&c.Policy)
-			nops := d.count(2)
-			c.Ops = c.Ops[:0]
-			for j := 0; j < nops && d.err == nil; j++ {
-				if len(c.Ops) < cap(c.Ops) {
-					c.Ops = c.Ops[:j+1]
-				} else {
-					c.Ops = append(c.Ops, Op{})
-				}
-				d.op(&c.Ops[j])
-			}
+			d.ops(c, d.count(2))
 		}
 	case ReqScan:
 		r.Scan.Cursor = d.u64()

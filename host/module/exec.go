@@ -228,11 +228,11 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	c := in.cur
 	mem := mod.Memory()
-	var err error
-	// The request is read from the guest's own values (codec.ReadRequest)
-	// into c.req and decoded there.
-	// The upper half of an i32 argument on the stack is not defined.
-	if c.req, err = codec.ReadRequest(in, uint64(uint32(stack[0])), c.req[:0]); err != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
+	// The request is decoded where the guest built it: the guest waits in
+	// this call, so its memory holds still until the store has run, and the
+	// store copies what it keeps. The upper half of an i32 argument on the
+	// stack is not defined.
+	if c.dec.DecodeRequestAt(in, uint64(uint32(stack[0])), &c.rq) != nil {
 		stack[0] = 0 // the pending path reports the malformed request
 		return
 	}

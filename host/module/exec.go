@@ -26,12 +26,11 @@ type call struct {
 // maxPooled is the largest buffer a pooled call keeps.
 const maxPooled = 64 << 10
 
-func (r *Runtime) getCall(ctx context.Context, db int) *call {
+func (r *Runtime) getCall() *call {
 	c, _ := r.callPol.Get().(*call)
 	if c == nil {
 		c = new(call)
 	}
-	c.ctx, c.db = ctx, db
 	return c
 }
 
@@ -58,8 +57,6 @@ var (
 // command has replied or failed; when ctx is done it cancels the command and
 // appends an error. It never panics because of a module.
 func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
-	c := r.getCall(ctx, int(start.DB))
-	defer r.putCall(c)
 	// A command that completes inside one guest call holds no reference on
 	// its version, only a slot: a version closing waits for every slot, and
 	// a command that finds its version closing after it got a slot runs on
@@ -85,8 +82,20 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 			return append(out, "-ERR unknown command, its module was unloaded\r\n"...)
 		}
 	}
-	held := false // whether this command holds a reference on v
+	// The command's call state is the slot's while it holds the slot; a
+	// command that lets go of the slot to wait takes it along (detach).
+	// (After the slot is unlocked c is the next command's: not touched.)
+	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
+		s.call = new(call) // none yet, or one grown by a huge command
+	}
+	c := s.call
+	c.ctx, c.db = ctx, int(start.DB)
+	held := false     // whether this command holds a reference on v
+	detached := false // whether c left the slot with the command
 	defer func() {
+		if detached {
+			r.putCall(c)
+		}
 		if held {
 			v.unref()
 		}
@@ -136,6 +145,8 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
 		}
 		if !keep {
+			// The slot's next command gets a call state of its own.
+			s.call, detached = r.getCall(), true
 			s.unlock()
 		}
 		// gone ends the command early; its continuation is cancelled when

@@ -106,6 +106,7 @@ type slot struct {
 	v       *version
 	mu      sync.Mutex
 	inst    *instance     // guarded by mu; nil until created or after a failure
+	call    *call         // guarded by mu; the call state of the command holding the slot
 	waiters atomic.Int32  // goroutines waiting for this very slot
 	wake    chan struct{} // cap 1: the slot was freed while someone waited
 

@@ -92,7 +92,7 @@ type Commands struct {
 	// CacheDir holds compiled modules between runs; "" means a folder under
 	// the user's cache directory and "none" disables the cache.
 	CacheDir string `toml:"cache_dir"`
-	// Instances per module; 0 means one per CPU.
+	// Instances per module; 0 means two per CPU.
 	Instances int `toml:"instances"`
 	// Deadline bounds the CPU time of one call into a module.
 	Deadline Duration `toml:"deadline"`
@@ -257,7 +257,7 @@ func (c *Config) Validate() error {
 		bad("commands.dir", "must not be empty")
 	}
 	if c.Commands.Instances < 0 {
-		bad("commands.instances", "must be 0 (one per CPU) or more, got %d", c.Commands.Instances)
+		bad("commands.instances", "must be 0 (two per CPU) or more, got %d", c.Commands.Instances)
 	}
 	if c.Commands.Deadline <= 0 {
 		bad("commands.deadline", "must be positive")

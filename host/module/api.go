@@ -18,7 +18,8 @@ type Config struct {
 	Dir string
 	// CacheDir holds wazero's compilation cache; "" disables it.
 	CacheDir string
-	// Instances is the number of instances per module; 0 means GOMAXPROCS.
+	// Instances is the number of instances per module; 0 means two per
+	// GOMAXPROCS.
 	Instances int
 	// Deadline bounds the guest CPU time of one call into a module; a guest
 	// that exceeds it is stopped, its instance replaced, and its command

@@ -82,7 +82,12 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		r.deadline = defaultDeadline
 	}
 	if r.nInst <= 0 {
-		r.nInst = runtime.GOMAXPROCS(0)
+		// Two per CPU: a command whose goroutine blocks while it holds an
+		// instance (on a store lock, or preempted) leaves another free for
+		// the goroutine that replaces it on that CPU. Measured with
+		// redis-benchmark -P 16 on 2 CPUs: 7-15% more throughput than one
+		// per CPU, for ~9 MB more resident memory per busy module.
+		r.nInst = 2 * runtime.GOMAXPROCS(0)
 	}
 	// No WithCloseOnContextDone: loop fuel (instrument.go) stops a looping
 	// guest at a fraction of its cost.

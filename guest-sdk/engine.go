@@ -183,7 +183,7 @@ func (c *Ctx) own() {
 		hdrs = append(hdrs, buf[off:len(buf):len(buf)])
 	}
 	c.argBuf, c.argHdrs = buf, hdrs
-	c.ownSt = codec.Start{Proto: c.st.Proto, DB: c.st.DB, Cmd: c.st.Cmd, ClientID: c.st.ClientID, Args: hdrs}
+	c.ownSt = codec.Start{Proto: c.st.Proto, DB: c.st.DB, Cmd: c.st.Cmd, ClientID: c.st.ClientID, Now: c.st.Now, Args: hdrs}
 	c.st = &c.ownSt
 }
 

@@ -145,6 +145,11 @@ func (c *Ctx) DB() int { return int(c.st.DB) }
 // Proto is the connection's RESP version, 2 or 3.
 func (c *Ctx) Proto() int { return int(c.st.Proto) }
 
+// Now is when the command started, in Unix nanoseconds, by the host's
+// clock: take expiry arithmetic from it (it is what sdktest's clock sets,
+// and it costs no host call, where time.Now does).
+func (c *Ctx) Now() int64 { return c.st.Now }
+
 // ClientID is the connection's CLIENT ID.
 func (c *Ctx) ClientID() uint64 { return c.st.ClientID }
 

@@ -77,7 +77,7 @@ func runExpire(c *sdk.Ctx, seconds, relative bool, cmd string) {
 		c.Error(kit.NotInt)
 		return
 	}
-	now := kit.NowMs()
+	now := kit.NowMs(c)
 	base := int64(0)
 	if relative {
 		base = now
@@ -131,7 +131,7 @@ func expireDecide(c *sdk.Ctx) {
 		kit.StoreError(c, r)
 		return
 	}
-	now := kit.NowMs()
+	now := kit.NowMs(c)
 	flags, when := c.N[exFlags], c.N[exWhen]
 	// The store reports whole seconds rounded up, so the real expiry lies
 	// in (cur-1000, cur]. A GT whose time equals cur is taken as greater:

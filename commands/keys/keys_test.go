@@ -432,3 +432,26 @@ func TestManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiryArithmeticUsesTheCommandClock fixes the clock commands read
+// (sdk.Ctx.Now, the host's clock at the command's start) and the store's:
+// absolute and relative expiries then come out exact.
+func TestExpiryArithmeticUsesTheCommandClock(t *testing.T) {
+	now := time.Unix(2_000_000_000, 250e6) // a quarter second past a whole second
+	h := sdktest.NewWithClock(func() time.Time { return now })
+	h.Inline = true
+	putStr(t, h, "k", "v")
+	at := strconv.FormatInt(now.Unix()+100, 10)
+	cmdtest.Script(t, h, `
+EXPIREAT k `+at+` => (integer) 1
+EXPIRETIME k => (integer) `+at+`
+TTL k => (integer) 100
+EXPIRE k 10 => (integer) 1
+TTL k => (integer) 10
+EXPIRETIME k => (integer) 2000000010
+`)
+	now = now.Add(5 * time.Second)
+	cmdtest.Script(t, h, `
+TTL k => (integer) 5
+`)
+}

@@ -67,9 +67,9 @@ func ttlDone(c *sdk.Ctx) {
 	case ttlMillis:
 		t *= 1000
 	case ttlUnix:
-		t += kit.NowMs() / 1000
+		t += kit.NowMs(c) / 1000
 	case ttlUnixMillis:
-		t = (t + kit.NowMs()/1000) * 1000
+		t = (t + kit.NowMs(c)/1000) * 1000
 	}
 	c.Reply().Int(t)
 }

@@ -27,7 +27,7 @@ func runGetEx(c *sdk.Ctx) {
 	call := c.Record(c.Arg(1)).Guard(codec.TypeString)
 	switch {
 	case expArg > 0:
-		secs, why := expireSeconds(flags, c.Arg(expArg))
+		secs, why := expireSeconds(c, flags, c.Arg(expArg))
 		if why != expOK {
 			// Redis looks the key up first: a missing key answers nil and
 			// another type WRONGTYPE before the expiry is judged.

@@ -101,12 +101,12 @@ const (
 
 // expireSeconds turns an expiry option into a record TTL in whole seconds,
 // rounded up: > 0, or 0 when an absolute time (EXAT, PXAT) has passed.
-func expireSeconds(flags int64, arg []byte) (secs int64, why int) {
+func expireSeconds(c *sdk.Ctx, flags int64, arg []byte) (secs int64, why int) {
 	n, ok := kit.ParseInt(arg)
 	if !ok {
 		return 0, expNotInt
 	}
-	now := kit.NowMs()
+	now := kit.NowMs(c)
 	when, ok := kit.SetExpiry(n, flags&(optEX|optEXAT) != 0, flags&(optEX|optPX) != 0, now)
 	if !ok {
 		return 0, expInvalid

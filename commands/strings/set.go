@@ -28,7 +28,7 @@ func runSet(c *sdk.Ctx) {
 	var secs int64
 	if expArg > 0 {
 		var why int
-		if secs, why = expireSeconds(flags, c.Arg(expArg)); why != expOK {
+		if secs, why = expireSeconds(c, flags, c.Arg(expArg)); why != expOK {
 			c.Error(expireError(why, "set"))
 			return
 		}

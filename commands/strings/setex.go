@@ -23,7 +23,7 @@ func init() {
 // runSetEx: SETEX key seconds value, PSETEX key milliseconds value; one
 // replacing write. PSETEX rounds up to whole seconds.
 func runSetEx(c *sdk.Ctx, unit int64, cmd string) {
-	secs, why := expireSeconds(unit, c.Arg(2))
+	secs, why := expireSeconds(c, unit, c.Arg(2))
 	if why != expOK {
 		c.Error(expireError(why, cmd))
 		return

@@ -43,6 +43,7 @@ const (
 	offStartDB     = int(unsafe.Offsetof(Start{}.DB))
 	offStartCmd    = int(unsafe.Offsetof(Start{}.Cmd))
 	offStartClient = int(unsafe.Offsetof(Start{}.ClientID))
+	offStartNow    = int(unsafe.Offsetof(Start{}.Now))
 	offStartArgs   = int(unsafe.Offsetof(Start{}.Args))
 
 	offRespCode    = int(unsafe.Offsetof(Response{}.Code))
@@ -188,6 +189,7 @@ func (w *layoutWriter) start(s *Start) {
 	w.u16(at+offStartDB, s.DB)
 	w.u32(at+offStartCmd, s.Cmd)
 	w.u64(at+offStartClient, s.ClientID)
+	w.u64(at+offStartNow, uint64(s.Now))
 	w.byteSlices(at+offStartArgs, s.Args)
 	w.alloc(startPad, 1)
 }

@@ -126,10 +126,10 @@ func TestAppendResponseAtAnotherBase(t *testing.T) {
 }
 
 func TestStartLayout(t *testing.T) {
-	in := Start{Proto: 3, DB: 7, Cmd: 12, ClientID: 1 << 40, Args: [][]byte{[]byte("GET"), []byte("k ey\x00"), {}}}
+	in := Start{Proto: 3, DB: 7, Cmd: 12, ClientID: 1 << 40, Now: -1 << 62, Args: [][]byte{[]byte("GET"), []byte("k ey\x00"), {}}}
 	buf := NewStart(&in)
 	s := StartAt(buf)
-	if s == nil || s.Proto != 3 || s.DB != 7 || s.Cmd != 12 || s.ClientID != 1<<40 || len(s.Args) != 3 {
+	if s == nil || s.Proto != 3 || s.DB != 7 || s.Cmd != 12 || s.ClientID != 1<<40 || s.Now != -1<<62 || len(s.Args) != 3 {
 		t.Fatalf("start %+v", s)
 	}
 	for i, a := range s.Args {

@@ -373,7 +373,12 @@ type Start struct {
 	// the guest needs no name lookup; 0 when unknown (look Args[0] up).
 	Cmd      uint32
 	ClientID uint64
-	Args     [][]byte // Args[0] is the command name as the client sent it
+	// Now is when the command started, in Unix nanoseconds by the host's
+	// clock: the base of expiry arithmetic, as Redis takes the time once
+	// per command. Reading it costs the guest nothing; a WASI clock call
+	// costs a host call.
+	Now  int64
+	Args [][]byte // Args[0] is the command name as the client sent it
 }
 
 // Status bytes that open a guest's answer to start/resume.

@@ -44,6 +44,7 @@ type Host struct {
 	req   codec.Request
 	resp  codec.Response
 	index map[string]uint32 // command name → manifest position + 1, as the daemon sends it
+	now   func() time.Time  // the commands' clock; nil: the real one
 }
 
 // New returns a host on a fresh embedded store, RESP2, database 0, resuming
@@ -52,12 +53,11 @@ func New() *Host {
 	return &Host{Store: memory.New(memory.Options{}), Proto: 2}
 }
 
-// NewWithClock is New with a store whose clock is now, so tests can move
-// time forward and watch keys expire without sleeping. Commands themselves
-// read the real clock (time.Now); give them an injectable clock of their own
-// when their logic depends on time.
+// NewWithClock is New with now as the clock of the store and of the
+// commands (sdk.Ctx.Now), so tests can move time forward and watch keys
+// expire without sleeping, and expiry arithmetic is exact.
 func NewWithClock(now func() time.Time) *Host {
-	return &Host{Store: memory.New(memory.Options{Now: now, SweepInterval: -1}), Proto: 2}
+	return &Host{Store: memory.New(memory.Options{Now: now, SweepInterval: -1}), Proto: 2, now: now}
 }
 
 // Exec runs store calls directly, bypassing commands: to seed records a
@@ -102,7 +102,12 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 	if len(args) > 0 {
 		cmd = h.index[strings.ToLower(string(args[0]))]
 	}
-	start := codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1, Args: args})
+	now := time.Now
+	if h.now != nil {
+		now = h.now
+	}
+	start := codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1,
+		Now: now().UnixNano(), Args: args})
 	out := hook.Start(start)
 	for {
 		switch out[0] {

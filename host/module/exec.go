@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -101,6 +102,9 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		}
 	}()
 	start.Cmd = cmd.index + 1
+	if start.Now == 0 {
+		start.Now = time.Now().UnixNano()
+	}
 	c.start = start
 
 	in, err := s.ready()

@@ -60,7 +60,8 @@ type client struct {
 	// since the server started: read once per batch read and once after
 	// each command ends, which is also when the next one starts. A clock
 	// read costs ~50 ns, a noticeable part of a pipelined command.
-	clock int64
+	clock   int64
+	wallOff int64 // Unix nanoseconds at clock 0, as of the batch being run
 
 	// Command counts not yet added to the server's (see count).
 	stats  [4]statBatch
@@ -123,7 +124,11 @@ func (s *Server) serveConn(c *client) {
 			c.readFailed(err)
 			return
 		}
-		c.clock = s.nanos()
+		// One wall-clock read per batch: commands take their start time
+		// (codec.Start.Now) from it and the monotonic clock.
+		t := time.Now()
+		c.clock = int64(t.Sub(s.started))
+		c.wallOff = t.UnixNano() - c.clock
 		for i := range cmds {
 			c.process(cmds[i])
 			if c.closeAfter || s.ctx.Err() != nil {
@@ -254,6 +259,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		c.start.Proto = uint8(c.proto)
 		c.start.DB = uint16(c.db)
 		c.start.ClientID = c.id
+		c.start.Now = c.wallOff + c.clock
 		c.start.Args = args
 		c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
 		c.start.Args = nil

@@ -5,7 +5,6 @@ package kit
 
 import (
 	"strconv"
-	"time"
 
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -176,9 +175,9 @@ func Fold(b []byte, s string) bool {
 	return true
 }
 
-// NowMs is the current Unix time in milliseconds, the base of relative
-// expiries and of TTL arithmetic.
-func NowMs() int64 { return time.Now().UnixMilli() }
+// NowMs is the command's start time in Unix milliseconds (sdk.Ctx.Now),
+// the base of relative expiries and of TTL arithmetic.
+func NowMs(c *sdk.Ctx) int64 { return c.Now() / 1e6 }
 
 // SecondsUntil is the whole number of seconds from nowMs to whenMs, rounded
 // up so that a key never expires earlier than asked (records keep whole

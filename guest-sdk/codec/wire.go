@@ -239,7 +239,11 @@ func appendValueOp(dst []byte, code OpCode, bin string, v *Value) []byte {
 	p[0], p[1] = byte(code), m
 	if bin != "" {
 		binary.LittleEndian.PutUint32(p[2:], uint32(len(bin)))
-		copy(p[6:], bin)
+		if len(bin) == 1 {
+			p[6] = bin[0] // bin names are one byte: a store, not a call to memmove
+		} else {
+			copy(p[6:], bin)
+		}
 	}
 	p = p[2+blen:]
 	p[0] = byte(v.Kind)

@@ -6,11 +6,11 @@ import (
 	"unsafe"
 )
 
-// Start messages and responses travel as the guest's own memory layout. The host writes a
-// Response into guest memory exactly as the guest's Go code would hold it
-// (a Response struct at the start, then the Result and Value arrays and the
-// bytes they point to, every pointer an absolute guest address), and the
-// guest uses it in place: no decoding at all. Decoding in the guest was the
+// Start messages and responses travel as the guest's own memory layout.
+// The host writes a Start or Response into guest memory exactly as the
+// guest's Go code would hold it (the struct at the start, then the arrays
+// and the bytes they point to, every pointer an absolute guest address),
+// and the guest uses it in place: no decoding at all. Decoding in the guest was the
 // dearest part of a command (Go-compiled WebAssembly pays for every load,
 // branch and loop iteration); the host, native code, writes the layout in a
 // fraction of that time.
@@ -27,8 +27,8 @@ import (
 // nothing the layout points to can be freed early, and nothing outside it
 // is referenced from it.
 
-// A 64-bit architecture is required: on a 32-bit one this array length is
-// negative.
+// A 64-bit architecture is required: on a 32-bit one this array length
+// overflows and the package does not compile.
 var _ [unsafe.Sizeof(uintptr(0)) - 8]byte
 
 // Sizes and field offsets of the laid-out types.
@@ -271,8 +271,10 @@ func NewResponse(kind RequestKind, r *Response) []byte {
 // the address of its codec.Request; ReadRequest follows the Request's calls,
 // keys, policies and encoded ops (Call.BeginEncoded) through guest memory
 // and appends the request's wire encoding, exactly what AppendRequest
-// would append for it, which the host then decodes. The guest encodes
-// nothing but its ops. Unlike the layouts the host writes, this one comes
+// would append for it, for a request that must outlive the guest call (it
+// waits on the store); DecodeRequestAt decodes one in place for the host
+// to run while the guest waits in exec. The guest encodes nothing but its
+// ops. Unlike the layouts the host writes, this one comes
 // from the module, which the host does not trust: every address and length
 // is checked, and a call holding decoded Ops (not encoded ones) is refused.
 

@@ -13,7 +13,8 @@ const (
 	maxHeader       = 32       // longest *n or $n line; a valid one needs 22
 	unauthMultibulk = 10       // most arguments before AUTH when a password is set
 	unauthBulk      = 16 << 10 // longest argument before AUTH when a password is set
-	readBufSize     = 16 << 10 // a connection's read buffer; it grows for larger commands
+	readBufSize     = 4 << 10  // a connection's read buffer at first; it grows for larger commands and pipelines
+	keepReadBuf     = 64 << 10 // the largest read buffer kept once empty
 	maxQueryBuf     = 1 << 30  // Redis's client-query-buffer-limit: one command may not need more
 )
 
@@ -102,7 +103,7 @@ func (rd *reader) batch() [][][]byte {
 func (rd *reader) fill() {
 	if rd.off == rd.end {
 		rd.off, rd.end = 0, 0
-		if cap(rd.buf) > 4*readBufSize {
+		if cap(rd.buf) > keepReadBuf {
 			rd.buf = nil
 		}
 	}

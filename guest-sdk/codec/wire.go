@@ -12,16 +12,15 @@ var ErrCorrupt = errors.New("codec: corrupt message")
 // Encoding: fixed-width little-endian fields. A byte for enums, kinds and
 // presence bits; 4 bytes (u32) for lengths, counts, generations, flags and
 // result codes; 8 bytes for integers, floats, TTLs and cursors; byte strings
-// are a u32 length then the bytes; a start message's database is 2 bytes. A
+// are a u32 length then the bytes. A
 // policy and an op open with a byte of presence bits and carry only the
 // fields that are not zero.
 //
-// The guest runs this code as Go-compiled WebAssembly, where every call,
+// The guest runs the encoders as Go-compiled WebAssembly, where every call,
 // branch and loop iteration is several times dearer than native, while a
 // fixed-width field is one load or store: varints would make messages a few
-// bytes shorter and the guest much slower. For the same reason the decoders
-// the guest runs on every command (DecodeStart, DecodeResponse of records)
-// keep their offset in a local variable and read whole headers at once.
+// bytes shorter and the guest much slower. (Start messages and responses
+// are not encoded at all: see layout.go.)
 //
 // Every Append function appends to dst and returns it, so a caller that
 // reuses dst encodes without allocating.

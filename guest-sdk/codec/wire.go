@@ -12,9 +12,8 @@ var ErrCorrupt = errors.New("codec: corrupt message")
 // Encoding: fixed-width little-endian fields. A byte for enums, kinds and
 // presence bits; 4 bytes (u32) for lengths, counts, generations, flags and
 // result codes; 8 bytes for integers, floats, TTLs and cursors; byte strings
-// are a u32 length then the bytes. A
-// policy and an op open with a byte of presence bits and carry only the
-// fields that are not zero.
+// are a u32 length then the bytes. A policy and an op open with a byte of
+// presence bits and carry only the fields that are not zero.
 //
 // The guest runs the encoders as Go-compiled WebAssembly, where every call,
 // branch and loop iteration is several times dearer than native, while a

@@ -71,7 +71,7 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 			return append(out, errClosed...)
 		}
 		var err error
-		if s, err = v.acquire(ctx); err != nil {
+		if s, err = v.acquire(ctx, uint32(start.ClientID)); err != nil {
 			return append(out, errGone...)
 		}
 		if !v.closing.Load() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,11 +122,14 @@ type cancelReq struct {
 
 // acquire locks a free slot: round robin try-lock first, then a wait for the
 // first slot freed.
-func (v *version) acquire(ctx context.Context) (*slot, error) {
+func (v *version) acquire(ctx context.Context, hint uint32) (*slot, error) {
 	n := uint32(len(v.slots))
-	// A random first slot, not a shared round-robin counter: every command
-	// would update that counter's cache line from every core.
-	start := rand.Uint32()
+	// The first slot tried is the hint's (the client's ID): a connection's
+	// commands keep to one instance, whose memory stays in that CPU's
+	// caches, and connections spread over the instances. Not a shared
+	// round-robin counter: every command would update its cache line from
+	// every core.
+	start := hint
 	for i := range n {
 		if s := v.slots[(start+i)%n]; s.mu.TryLock() {
 			return s, nil

@@ -40,6 +40,9 @@ type engine struct {
 	// a request at once, or reports false when the host will answer
 	// through resume instead. In wasm, execInline calls the host directly.
 	inline func(req []byte) ([]byte, bool)
+	// reply stands for the host's reply in native tests: it receives each
+	// reply of a batch.
+	reply func(resp []byte)
 }
 
 var eng = engine{
@@ -57,6 +60,8 @@ func init() {
 	hook.Cancel = eng.cancel
 	hook.Manifest = eng.manifestBytes
 	hook.SetInline = func(f func([]byte) ([]byte, bool)) { eng.inline = f }
+	hook.Batch = eng.batch
+	hook.SetReply = func(f func([]byte)) { eng.reply = f }
 }
 
 func (e *engine) manifestBytes() []byte {
@@ -147,6 +152,15 @@ func (e *engine) start(msg []byte) []byte {
 		return doneError("ERR respike: malformed start message")
 	}
 	c := e.acquire()
+	if !e.begin(c, st) {
+		return e.refuse(c, "")
+	}
+	return e.drive(c)
+}
+
+// begin prepares c to run the command st names; false when there is no
+// such command (c is then released and the error is the answer).
+func (e *engine) begin(c *Ctx, st *codec.Start) bool {
 	c.st = st
 	c.N = [8]int64{}
 	c.B = c.B[:0]
@@ -155,9 +169,68 @@ func (e *engine) start(msg []byte) []byte {
 	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
 		c.next = e.byIndex[i]
 	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
-		return e.refuse(c, "")
+		return false
 	}
-	return e.drive(c)
+	return true
+}
+
+// batch runs the commands of a batch message (codec.AppendBatch) in order.
+// Each command's reply goes to the host as soon as it is done (replyHost),
+// so a trap or a deadline in a later command loses nothing before it. It
+// stops at a command that waits on the store and returns that command's
+// Pending answer (the host resumes it, then sends the rest of the batch
+// again); nil when every command replied.
+//
+// One deferred recover serves the whole batch: a command that panics
+// replies its error and the batch goes on after it.
+func (e *engine) batch(msg []byte) []byte {
+	n := codec.BatchLen(msg)
+	if n == 0 {
+		replyHost(doneError("ERR respike: malformed batch message")[1:])
+		return nil
+	}
+	for i := 0; i < n; {
+		var ans []byte
+		if i, ans = e.runBatch(msg, i, n); ans != nil {
+			return ans
+		}
+	}
+	return nil
+}
+
+// runBatch runs the batch's commands from i until one waits, one panics,
+// or the batch ends, and returns the index of the next command to run and
+// the answer of the one that waits. Commands that reply at once share one
+// Ctx: it is released (and its buffers trimmed) once, at the end.
+func (e *engine) runBatch(msg []byte, i, n int) (next int, ans []byte) {
+	c := e.acquire()
+	defer func() {
+		if r := recover(); r != nil {
+			replyHost(e.panicked(c, r)[1:]) // releases c
+			next, ans = i+1, nil
+		}
+	}()
+	for ; i < n; i++ {
+		st := codec.BatchStart(msg, i)
+		if st == nil || len(st.Args) == 0 {
+			replyHost(doneError("ERR respike: malformed start message")[1:])
+			continue
+		}
+		if !e.begin(c, st) {
+			replyHost(doneError(unknownCommand(st))[1:])
+			continue
+		}
+		out := e.run(c)
+		if out[0] != codec.StatusDone {
+			return i, out // c waits; the next command gets a Ctx of its own
+		}
+		replyHost(out[1:])
+		// What release resets that begin does not.
+		c.res = &c.noRes
+		c.vals = c.vals[:0]
+	}
+	e.release(c)
+	return n, nil
 }
 
 // own copies the start message out of the message buffer, which the host
@@ -191,10 +264,15 @@ func (c *Ctx) own() {
 // the unknown command error when msg is empty.
 func (e *engine) refuse(c *Ctx, msg string) []byte {
 	if msg == "" {
-		msg = fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", c.st.Args[0])
+		msg = unknownCommand(c.st)
 	}
 	e.release(c)
 	return doneError(msg)
+}
+
+// unknownCommand is the error for a command this module does not have.
+func unknownCommand(st *codec.Start) string {
+	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", st.Args[0])
 }
 
 // resume continues the command with handle h with an encoded Response.
@@ -256,6 +334,15 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 			out = e.panicked(c, r)
 		}
 	}()
+	if out = e.run(c); out[0] == codec.StatusDone {
+		e.release(c)
+	}
+	return out
+}
+
+// run runs steps until the command replies (the answer is c's reply, and
+// the caller releases c) or waits on the host; the caller recovers panics.
+func (e *engine) run(c *Ctx) []byte {
 	for {
 		step := c.next
 		c.next = nil
@@ -266,7 +353,7 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 			if len(c.w.Buf) == 1 {
 				c.w.Error("ERR respike: command wrote no reply")
 			}
-			return e.finish(c)
+			return c.w.Buf
 		}
 		res, ok := e.execInline(c)
 		if !ok {
@@ -274,7 +361,7 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 			return c.pendingAnswer()
 		}
 		if !e.deliver(c, res) {
-			return e.finish(c)
+			return c.w.Buf
 		}
 	}
 }

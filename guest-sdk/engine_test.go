@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,5 +139,48 @@ func TestManifestListsRegisteredCommands(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("remember missing or wrong in %+v", m.Commands)
+	}
+}
+
+// TestPipelineBatches runs commands as the host batches a pipeline: a
+// panic, a command that waits on the store, an unknown name and a silent
+// command each answer in place, and the commands after them still run.
+func TestPipelineBatches(t *testing.T) {
+	bothPaths(t, func(t *testing.T, h *sdktest.Host) {
+		got := h.Pipeline(
+			[]string{"t.chain", "k"},
+			[]string{"t.panic"},
+			[]string{"t.chain", "k"},
+			[]string{"t.nosuch"},
+			[]string{"t.late-panic", "k"},
+			[]string{"t.silent"},
+			[]string{"t.chain", "k"},
+		)
+		want := []string{
+			"(integer) 3",
+			"(error) ERR module panic: boom",
+			"(integer) 6",
+			"(error) ERR unknown command 't.nosuch', with args beginning with: ",
+			"(error) ERR module panic: after the store",
+			"(error) ERR respike: command wrote no reply",
+			"(integer) 9",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("replies:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// TestPipelineLongerThanABatch runs more commands than one batch carries.
+func TestPipelineLongerThanABatch(t *testing.T) {
+	h := sdktest.New()
+	h.Inline = true
+	cmds := make([][]string, 3*codec.MaxBatch+5)
+	for i := range cmds {
+		cmds[i] = []string{"t.chain", "n"}
+	}
+	got := h.Pipeline(cmds...)
+	if len(got) != len(cmds) || got[len(got)-1] != fmt.Sprintf("(integer) %d", 3*len(cmds)) {
+		t.Fatalf("%d replies, last %q", len(got), got[len(got)-1])
 	}
 }

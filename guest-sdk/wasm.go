@@ -35,6 +35,13 @@ func wasmStart(n uint32) uint64 { return pack(eng.start(eng.in[:n])) }
 //go:wasmexport respike_resume
 func wasmResume(handle, n uint32) uint64 { return pack(eng.resume(handle, eng.in[:n])) }
 
+// wasmBatch runs a batch of commands laid out in the buffer
+// (codec.AppendBatch): it answers 0 when every command replied through
+// respike.reply, or the Pending answer of the command that waits.
+//
+//go:wasmexport respike_batch
+func wasmBatch(n uint32) uint64 { return pack(eng.batch(eng.in[:n])) }
+
 //go:wasmexport respike_cancel
 func wasmCancel(handle uint32) { eng.cancel(handle) }
 
@@ -48,6 +55,20 @@ func hostExec(req, reqLen, out, outCap uint32) int32
 
 //go:wasmimport respike take
 func hostTake(out, outCap uint32) int32
+
+// hostReply hands the host the reply of a batch's next command.
+//
+//go:wasmimport respike reply
+func hostReply(p, n uint32)
+
+// replyHost sends b, the RESP reply of the batch's next command, to the host.
+func replyHost(b []byte) {
+	if len(b) == 0 {
+		hostReply(0, 0)
+		return
+	}
+	hostReply(ptr(b), uint32(len(b)))
+}
 
 func pack(b []byte) uint64 {
 	if len(b) == 0 {

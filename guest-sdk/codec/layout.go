@@ -462,3 +462,62 @@ func readSlice(mem Memory, h []byte) ([]byte, bool) {
 	}
 	return mem.Read(get64(h), n)
 }
+
+// A batch is several Start messages in one host→guest message, for
+// respike_batch: a header of the count (u32) and each Start's offset from
+// the message's start (u32 each), padded to 8 bytes, then the Starts laid
+// out one after another, each 8-aligned and followed by its own padding.
+
+// MaxBatch is the most commands one batch message carries.
+const MaxBatch = 64
+
+// AppendBatch lays starts out as a batch at the end of dst, for a guest
+// that will see those bytes at address base (a multiple of 8), and returns
+// the extended dst. len(starts) must be 1 to MaxBatch.
+func AppendBatch(dst []byte, base uint64, starts []Start) []byte {
+	at0 := len(dst)
+	hdr := (4 + 4*len(starts) + 7) &^ 7
+	dst = append(dst, make([]byte, hdr)...)
+	binary.LittleEndian.PutUint32(dst[at0:], uint32(len(starts)))
+	for i := range starts {
+		off := len(dst) - at0
+		if pad := -off & 7; pad != 0 {
+			dst = append(dst, make([]byte, pad)...)
+			off += pad
+		}
+		binary.LittleEndian.PutUint32(dst[at0+4+4*i:], uint32(off))
+		dst = AppendStart(dst, base+uint64(off), &starts[i])
+	}
+	return dst
+}
+
+// BatchLen returns the number of Starts in the batch laid out in b, or 0
+// when b cannot hold one.
+func BatchLen(b []byte) int {
+	if len(b) < 8 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if n > MaxBatch || 4+4*n > len(b) {
+		return 0
+	}
+	return n
+}
+
+// BatchStart returns the i-th Start of the batch laid out in b (i below
+// BatchLen(b)), or nil when its offset is bad.
+func BatchStart(b []byte, i int) *Start {
+	off := int(binary.LittleEndian.Uint32(b[4+4*i:]))
+	if off > len(b) {
+		return nil
+	}
+	return StartAt(b[off:])
+}
+
+// NewBatch lays starts out as a batch in fresh memory at that memory's own
+// address, for BatchStart.
+func NewBatch(starts []Start) []byte {
+	n := len(AppendBatch(nil, 0, starts))
+	buf, base := alignedBuf(n)
+	return AppendBatch(buf[:0], base, starts)
+}

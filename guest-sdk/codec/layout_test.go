@@ -151,6 +151,44 @@ func TestStartLayout(t *testing.T) {
 	}
 }
 
+func TestBatchLayout(t *testing.T) {
+	var in []Start
+	for i := range 5 {
+		args := [][]byte{[]byte("SET"), []byte("key"), make([]byte, i*3)}
+		in = append(in, Start{Proto: 2 + uint8(i%2), DB: uint16(i), Cmd: uint32(i + 1), ClientID: 9, Now: int64(i) << 40, Args: args})
+	}
+	buf := NewBatch(in)
+	if BatchLen(buf) != len(in) {
+		t.Fatalf("BatchLen = %d, want %d", BatchLen(buf), len(in))
+	}
+	for i := range in {
+		s := BatchStart(buf, i)
+		if s == nil || s.Proto != in[i].Proto || s.DB != in[i].DB || s.Cmd != in[i].Cmd || s.Now != in[i].Now || len(s.Args) != 3 {
+			t.Fatalf("start %d = %+v", i, s)
+		}
+		for j, a := range s.Args {
+			if string(a) != string(in[i].Args[j]) || !inside(buf, unsafe.Pointer(unsafe.SliceData(a)), len(a)) {
+				t.Fatalf("start %d arg %d = %q", i, j, a)
+			}
+		}
+	}
+	// A count the message cannot hold, or over MaxBatch, reads as empty.
+	if BatchLen(buf[:7]) != 0 || BatchLen(buf[:8+4*2]) != 0 {
+		t.Fatal("a truncated batch was accepted")
+	}
+	big := make([]byte, 8+4*(MaxBatch+1))
+	big[0] = MaxBatch + 1
+	if BatchLen(big) != 0 {
+		t.Fatal("a batch over MaxBatch was accepted")
+	}
+	bad := append([]byte(nil), buf...)
+	bad[4] = 0xff
+	bad[5] = 0xff
+	if BatchStart(bad, 0) != nil {
+		t.Fatal("a start offset past the message was accepted")
+	}
+}
+
 func BenchmarkAppendResponseGET(b *testing.B) {
 	resp := Response{Results: []Result{{Generation: 1, TTL: -1, Values: []Value{Bytes(make([]byte, 64))}}}}
 	var buf []byte

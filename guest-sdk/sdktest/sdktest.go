@@ -87,20 +87,10 @@ func (h *Host) Do(args ...string) string {
 // DoRaw runs one command and returns its RESP reply bytes.
 func (h *Host) DoRaw(args ...[]byte) []byte {
 	ctx := context.Background()
-	if h.Inline {
-		hook.SetInline(func(req []byte) ([]byte, bool) { return h.exec(ctx, req), true })
-	} else {
-		hook.SetInline(nil)
-	}
-	if h.index == nil {
-		h.index = map[string]uint32{}
-		for i, c := range Manifest().Commands {
-			h.index[c.Name] = uint32(i + 1)
-		}
-	}
+	h.setInline(ctx)
 	var cmd uint32
 	if len(args) > 0 {
-		cmd = h.index[strings.ToLower(string(args[0]))]
+		cmd = h.cmdIndex(string(args[0]))
 	}
 	now := time.Now
 	if h.now != nil {
@@ -121,6 +111,73 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 			panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
 		}
 	}
+}
+
+// Pipeline runs commands as the host runs a client's pipeline: as batches
+// (one guest call for several commands), resuming a command that waits on
+// the store before it sends the rest. It returns each command's reply in
+// redis-cli notation.
+func (h *Host) Pipeline(cmds ...[]string) []string {
+	ctx := context.Background()
+	h.setInline(ctx)
+	var replies []string
+	hook.SetReply(func(resp []byte) { replies = append(replies, Format(resp)) })
+	defer hook.SetReply(nil)
+	now := time.Now
+	if h.now != nil {
+		now = h.now
+	}
+	for len(replies) < len(cmds) {
+		rest := cmds[len(replies):min(len(cmds), len(replies)+codec.MaxBatch)]
+		starts := make([]codec.Start, len(rest))
+		for i, args := range rest {
+			b := make([][]byte, len(args))
+			for j, a := range args {
+				b[j] = []byte(a)
+			}
+			starts[i] = codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: h.cmdIndex(args[0]),
+				ClientID: 1, Now: now().UnixNano(), Args: b}
+		}
+		before := len(replies)
+		out := hook.Batch(codec.NewBatch(starts))
+		for len(out) > 0 {
+			if out[0] != codec.StatusPending {
+				panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
+			}
+			handle := binary.LittleEndian.Uint32(out[1:5])
+			out = hook.Resume(handle, h.exec(ctx, out[5:]))
+			if out[0] == codec.StatusDone {
+				replies = append(replies, Format(out[1:]))
+				out = nil
+			}
+		}
+		if len(replies) == before {
+			panic("sdktest: a batch made no progress")
+		}
+	}
+	return replies
+}
+
+// setInline connects the engine's inline store path to this host's store,
+// or disconnects it (h.Inline false: every request waits and resumes).
+func (h *Host) setInline(ctx context.Context) {
+	if h.Inline {
+		hook.SetInline(func(req []byte) ([]byte, bool) { return h.exec(ctx, req), true })
+	} else {
+		hook.SetInline(nil)
+	}
+}
+
+// cmdIndex is the manifest index + 1 the host sends for a command name
+// (codec.Start.Cmd), or 0 for a name no command has.
+func (h *Host) cmdIndex(name string) uint32 {
+	if h.index == nil {
+		h.index = map[string]uint32{}
+		for i, c := range Manifest().Commands {
+			h.index[c.Name] = uint32(i + 1)
+		}
+	}
+	return h.index[strings.ToLower(name)]
 }
 
 func (h *Host) exec(ctx context.Context, req []byte) []byte {

@@ -48,6 +48,17 @@ type Command struct {
 	index uint32 // its position in the module's manifest
 }
 
+// Item is one command of a pipeline run by ExecBatch.
+type Item struct {
+	// Cmd is the command, Start its start message (Args[0] is the name as
+	// the client sent it).
+	Cmd   *Command
+	Start codec.Start
+	// End is set by ExecBatch: the length of its output once this
+	// command's reply was appended.
+	End int
+}
+
 // ModuleInfo describes a loaded module for MODULE LIST and INFO modules.
 type ModuleInfo struct {
 	Name     string // file name without .wasm
@@ -77,6 +88,9 @@ type Stats struct {
 	// resumed once the store answered: every request on a store that can
 	// block (Aerospike); on the embedded store, none (they run inline).
 	Waits int64
+	// Batches counts guest calls that ran several commands of a pipeline
+	// (ExecBatch); Batched counts the commands they ran.
+	Batches, Batched int64
 }
 
 // Runtime holds the loaded modules. Its methods are safe for concurrent use.
@@ -91,6 +105,7 @@ type Stats struct {
 //	(*Runtime).Modules() []ModuleInfo                 // sorted by name
 //	(*Runtime).Stats() Stats                          // load, swap and refusal counts
 //	(*Runtime).Exec(ctx, cmd *Command, start *codec.Start, out []byte) []byte
+//	(*Runtime).ExecBatch(ctx, items []Item, out []byte) []byte // a pipeline: fewer guest calls
 //	(*Runtime).Close(ctx) error
 //
 // Exec runs cmd with start (Args[0] is the name as the client sent it) and

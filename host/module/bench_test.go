@@ -159,6 +159,32 @@ func BenchmarkExecStrings(b *testing.B) {
 				b.ReportMetric(ns, "store-cpu-ns/op")
 			}
 		})
+		// The same command pipelined 16 deep, as redis-benchmark -P 16
+		// sends it: ExecBatch runs the 16 in one guest call. An op is one
+		// command.
+		b.Run(tc.name+"-P16", func(b *testing.B) {
+			rt := r
+			if tc.name == "ECHO" {
+				rt = kv
+			}
+			const depth = 16
+			its := make([]Item, depth)
+			tmpl := items(b, rt, tc.args)[0]
+			ctx := context.Background()
+			var out []byte
+			b.ReportAllocs()
+			cpu := cpuNanos()
+			for i := 0; i < b.N; i += depth {
+				for j := range its {
+					its[j] = tmpl
+				}
+				out = rt.ExecBatch(ctx, its, out[:0])
+			}
+			reportCPU(b, cpu)
+			if !strings.HasPrefix(string(out), tc.want) {
+				b.Fatalf("%s = %q", tc.name, out)
+			}
+		})
 	}
 }
 

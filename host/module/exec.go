@@ -22,6 +22,13 @@ type call struct {
 	dec   codec.Decoder
 	rq    codec.Request
 	resp  codec.Response
+
+	// A batch in the guest call (runBatch): its commands, the output the
+	// guest's replies are appended to (hostReply), and how many replied.
+	items  []Item
+	out    []byte
+	nreply int
+	starts []codec.Start // scratch for laying the batch out
 }
 
 // maxPooled is the largest buffer a pooled call keeps.
@@ -91,16 +98,6 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	}
 	c := s.call
 	c.ctx, c.db = ctx, int(start.DB)
-	held := false     // whether this command holds a reference on v
-	detached := false // whether c left the slot with the command
-	defer func() {
-		if detached {
-			r.putCall(c)
-		}
-		if held {
-			v.unref()
-		}
-	}()
 	start.Cmd = cmd.index + 1
 	if start.Now == 0 {
 		start.Now = time.Now().UnixNano()
@@ -113,6 +110,24 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		return append(out, errorReply(v.name, err.Error())...)
 	}
 	packed, err := r.step(in, c, false, 0)
+	return r.complete(ctx, v, s, in, c, packed, err, out)
+}
+
+// complete takes a command from the answer of its first guest call
+// (packed, err) to its end: it performs the store requests the command
+// waits on, with no instance held, resumes it, appends its reply to out
+// and unlocks s. Called with s locked, c its call state.
+func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte) []byte {
+	held := false     // whether this command holds a reference on v
+	detached := false // whether c left the slot with the command
+	defer func() {
+		if detached {
+			r.putCall(c)
+		}
+		if held {
+			v.unref()
+		}
+	}()
 	for {
 		if err != nil {
 			out = append(out, v.failed(s, in, err)...)
@@ -192,6 +207,117 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	}
 }
 
+// ExecBatch runs items, a client's pipelined commands, in order, appending
+// each reply to out and setting each item's End. Consecutive commands of
+// one module run in one guest call where the module supports it: a call
+// into a guest costs about as much as a short command.
+func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byte {
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && j-i < codec.MaxBatch && items[j].Cmd.impl == items[i].Cmd.impl {
+			j++
+		}
+		n := 0
+		if v, _ := items[i].Cmd.impl.(*version); v != nil && v.batch && j-i > 1 {
+			n, out = r.runBatch(ctx, v, items[i:j], out)
+		}
+		if n == 0 {
+			it := &items[i]
+			out = r.Exec(ctx, it.Cmd, &it.Start, out)
+			it.End = len(out)
+			n = 1
+		}
+		i += n
+	}
+	return out
+}
+
+// runBatch runs items, commands of v, in one call of the guest's
+// respike_batch, which hands over each reply as it is done (hostReply). The
+// call ends when every command replied, or at a command that waits on the
+// store, which then completes as Exec's do; a trap or the deadline ends it
+// at the command that caused it, which answers the error. It returns how
+// many commands replied: 0 when none could start (the caller runs the
+// first through Exec, which knows the way around a closing version).
+func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte) (int, []byte) {
+	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
+	if err != nil {
+		return 0, out
+	}
+	if v.closing.Load() {
+		s.unlock()
+		return 0, out
+	}
+	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
+		s.call = new(call)
+	}
+	c := s.call
+	// Commands of one batch share the connection's database: SELECT, a
+	// builtin, ends a batch.
+	c.ctx, c.db = ctx, int(items[0].Start.DB)
+	now := int64(0)
+	for i := range items {
+		st := &items[i].Start
+		st.Cmd = items[i].Cmd.index + 1
+		if st.Now == 0 {
+			if now == 0 {
+				now = time.Now().UnixNano()
+			}
+			st.Now = now
+		}
+	}
+	in, err := s.ready()
+	if err != nil {
+		s.unlock()
+		out = append(out, errorReply(v.name, err.Error())...)
+		items[0].End = len(out)
+		return 1, out
+	}
+	c.items, c.out, c.nreply = items, out, 0
+	var packed uint64
+	var n uint32
+	if n, err = in.writeBatch(c); err == nil {
+		in.cur = c
+		packed, err = in.invoke(in.fBatch, uint64(n), 0)
+		in.cur = nil
+	}
+	out, k := c.out, c.nreply
+	c.items, c.out = nil, nil
+	if k > 1 {
+		r.batches.Add(1)
+		r.batched.Add(int64(k))
+	}
+	switch {
+	case err != nil:
+		// The command running when the call failed answers the failure;
+		// the ones after it have not started.
+		reply := v.failed(s, in, err)
+		s.unlock()
+		if k < len(items) {
+			out = append(out, reply...)
+			items[k].End = len(out)
+			k++
+		}
+		return k, out
+	case k >= len(items):
+		// Every command replied (an answer asking to wait for a command
+		// beyond the batch is the module's error, and ignored).
+		s.unlock()
+		return k, out
+	case packed == 0:
+		// The guest ended the batch without replying to every command.
+		s.unlock()
+		out = append(out, errorReply(v.name, "malformed answer from the module")...)
+		items[k].End = len(out)
+		return k + 1, out
+	}
+	// items[k] waits on the store: it completes on its own, then the rest
+	// of the batch goes in a new call.
+	out = r.complete(ctx, v, s, in, c, packed, nil, out)
+	items[k].End = len(out)
+	return k + 1, out
+}
+
 // step writes c's start message into the instance and calls start, or
 // writes c's response and calls resume with handle.
 func (r *Runtime) step(in *instance, c *call, resume bool, handle uint32) (uint64, error) {
@@ -242,7 +368,7 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 		return
 	}
 	c := in.cur
-	mem := mod.Memory()
+	mem := in.mem
 	// The request is decoded where the guest built it: the guest waits in
 	// this call, so its memory holds still until the store has run, and the
 	// store copies what it keeps. The upper half of an i32 argument on the
@@ -253,19 +379,58 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	out, outCap := uint32(stack[2]), uint32(stack[3])
 	r.st.Exec(c.ctx, c.db, &c.rq, &c.resp)
-	// The response is laid out for the guest's buffer, as the guest's own
-	// values (codec.AppendResponse), and copied there.
-	c.lay = codec.AppendResponse(c.lay[:0], uint64(out), c.rq.Kind, &c.resp)
-	n := len(c.lay)
-	if n > int(outCap) || out%8 != 0 || !mem.Write(out, c.lay) {
-		// Never answer 0 here: the request ran, and the pending path would
-		// run it again. Parked, it reaches the guest through take or not
-		// at all.
-		in.parked = c
-		stack[0] = uint64(uint32(int32(-n)))
-		return
+	// The response is laid out in the guest's buffer, as the guest's own
+	// values (codec.AppendResponse).
+	n := 0
+	if view, ok := mem.Read(out, outCap); ok && out%8 == 0 {
+		view = view[:0:len(view)]
+		lay := codec.AppendResponse(view, uint64(out), c.rq.Kind, &c.resp)
+		if inPlace(lay, view) {
+			stack[0] = uint64(uint32(int32(len(lay))))
+			return
+		}
+		n = len(lay)
+	} else {
+		n = len(codec.AppendResponse(c.lay[:0], uint64(out), c.rq.Kind, &c.resp))
 	}
-	stack[0] = uint64(uint32(int32(n)))
+	// It does not fit. Never answer 0 here: the request ran, and the
+	// pending path would run it again. Parked, it reaches the guest
+	// through take or not at all.
+	in.parked = c
+	stack[0] = uint64(uint32(int32(-n)))
+}
+
+// hostReply is the guest's respike.reply(ptr, len): the reply of the next
+// command of the batch in the current call, appended to the batch's output
+// at once, so that a trap or a deadline later in the batch loses nothing
+// before it. Each reply also restarts the deadline: it bounds each command,
+// not the batch.
+func (r *Runtime) hostReply(ctx context.Context, mod api.Module, stack []uint64) {
+	in, _ := ctx.Value(instKey{}).(*instance)
+	if in == nil || in.cur == nil || in.cur.items == nil {
+		panic(errors.New("respike.reply called outside a batch"))
+	}
+	c := in.cur
+	if c.nreply >= len(c.items) {
+		panic(errors.New("respike.reply called more often than the batch has commands"))
+	}
+	b, ok := in.mem.Read(uint32(stack[0]), uint32(stack[1]))
+	if !ok {
+		panic(errors.New("respike.reply of bytes outside guest memory"))
+	}
+	// A command the watchdog claimed as it replied answers the deadline
+	// error, as a single command's call would.
+	mark := r.dog.epoch.Load() + 1
+	if !in.state.CompareAndSwap(in.mark, mark) {
+		panic(errDeadline)
+	}
+	in.mark = mark
+	if len(b) == 0 {
+		b = errorReply(in.v.name, "command wrote no reply")
+	}
+	c.out = append(c.out, b...)
+	c.items[c.nreply].End = len(c.out)
+	c.nreply++
 }
 
 // hostTick is respike.tick, which instrument adds to every module and loops

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -30,6 +31,7 @@ type version struct {
 	swaps       int64         // the module's swaps, this one included
 	compiled    wazero.CompiledModule
 	deadlineErr []byte // the reply of a command that exceeded the deadline
+	batch       bool   // the module exports respike_batch
 
 	slots   []*slot
 	waiters atomic.Int32  // goroutines waiting for any free slot
@@ -261,6 +263,9 @@ type instance struct {
 	mem api.Memory
 
 	fABI, fManifest, fBuf, fStart, fResume, fCancel api.Function
+	fBatch                                          api.Function // nil: the module runs one command per call
+
+	mark uint64 // the state the current call stored (hostReply renews it)
 
 	ctx   context.Context // carries the instance to host functions
 	stack [2]uint64
@@ -308,6 +313,9 @@ func (v *version) instantiate(ctx context.Context) (*instance, error) {
 	in.fStart = mod.ExportedFunction("respike_start")
 	in.fResume = mod.ExportedFunction("respike_resume")
 	in.fCancel = mod.ExportedFunction("respike_cancel")
+	if v.batch {
+		in.fBatch = mod.ExportedFunction("respike_batch")
+	}
 	return in, nil
 }
 
@@ -327,12 +335,12 @@ var (
 // Any error means the instance is unusable.
 func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	in.stack[0], in.stack[1] = a, b
-	mark := in.v.rt.dog.epoch.Load() + 1
-	in.state.Store(mark)
+	in.mark = in.v.rt.dog.epoch.Load() + 1
+	in.state.Store(in.mark)
 	in.stderr.reset()
 	err := f.CallWithStack(in.ctx, in.stack[:])
 	in.parked = nil
-	if !in.state.CompareAndSwap(mark, 0) {
+	if !in.state.CompareAndSwap(in.mark, 0) {
 		return 0, errDeadline
 	}
 	if err != nil {
@@ -364,11 +372,47 @@ func (in *instance) grow(n uint32) error {
 	return nil
 }
 
-// put copies a laid-out message into the guest's message buffer and
+// Messages are laid out directly in the guest's message buffer: the
+// layout functions append to an empty slice over guest memory, which has
+// the buffer's capacity, so nothing is copied when the message fits. One
+// that does not fit is appended elsewhere, and then the buffer grows and
+// the message is laid out again.
+
+// bufView returns the guest's message buffer as an empty slice with the
+// buffer's capacity; nil when there is none yet. Valid until the next call
+// into the instance (a guest's memory.grow moves it).
+func (in *instance) bufView() []byte {
+	if in.bufCap == 0 {
+		return nil
+	}
+	b, ok := in.mem.Read(in.bufPtr, in.bufCap)
+	if !ok {
+		return nil
+	}
+	return b[:0:len(b)]
+}
+
+// inPlace reports whether lay was laid out in view, not moved by append.
+func inPlace(lay, view []byte) bool {
+	return cap(view) > 0 && len(lay) > 0 && unsafe.SliceData(lay) == unsafe.SliceData(view)
+}
+
+// layout lays a message out in the guest's message buffer with lay (which
+// appends the message for a guest that sees it at the address given) and
 // returns its length.
-func (in *instance) put(msg []byte) (uint32, error) {
-	if !in.mem.Write(in.bufPtr, msg) {
-		return 0, errors.New("respike_buf points outside guest memory")
+func (in *instance) layout(lay func(dst []byte, base uint64) []byte) (uint32, error) {
+	view := in.bufView()
+	msg := lay(view, uint64(in.bufPtr))
+	if inPlace(msg, view) {
+		return uint32(len(msg)), nil
+	}
+	if err := in.grow(uint32(len(msg))); err != nil {
+		return 0, err
+	}
+	view = in.bufView()
+	msg = lay(view, uint64(in.bufPtr))
+	if !inPlace(msg, view) {
+		return 0, errors.New("respike_buf returned a buffer outside guest memory")
 	}
 	return uint32(len(msg)), nil
 }
@@ -376,27 +420,26 @@ func (in *instance) put(msg []byte) (uint32, error) {
 // writeStart lays c's start message out in the guest's message buffer
 // (codec.AppendStart) and returns its length.
 func (in *instance) writeStart(c *call) (uint32, error) {
-	c.lay = codec.AppendStart(c.lay[:0], uint64(in.bufPtr), c.start)
-	if uint32(len(c.lay)) > in.bufCap || in.bufCap == 0 {
-		if err := in.grow(uint32(len(c.lay))); err != nil {
-			return 0, err
-		}
-		c.lay = codec.AppendStart(c.lay[:0], uint64(in.bufPtr), c.start) // at the new address
-	}
-	return in.put(c.lay)
+	return in.layout(func(dst []byte, base uint64) []byte { return codec.AppendStart(dst, base, c.start) })
 }
 
 // writeResponse lays c's response out in the guest's message buffer
 // (codec.AppendResponse) and returns its length.
 func (in *instance) writeResponse(c *call) (uint32, error) {
-	c.lay = codec.AppendResponse(c.lay[:0], uint64(in.bufPtr), c.rq.Kind, &c.resp)
-	if uint32(len(c.lay)) > in.bufCap || in.bufCap == 0 {
-		if err := in.grow(uint32(len(c.lay))); err != nil {
-			return 0, err
-		}
-		c.lay = codec.AppendResponse(c.lay[:0], uint64(in.bufPtr), c.rq.Kind, &c.resp)
+	return in.layout(func(dst []byte, base uint64) []byte { return codec.AppendResponse(dst, base, c.rq.Kind, &c.resp) })
+}
+
+// writeBatch lays c's batch out in the guest's message buffer
+// (codec.AppendBatch) and returns its length.
+func (in *instance) writeBatch(c *call) (uint32, error) {
+	starts := c.starts[:0]
+	for i := range c.items {
+		starts = append(starts, c.items[i].Start)
 	}
-	return in.put(c.lay)
+	c.starts = starts
+	n, err := in.layout(func(dst []byte, base uint64) []byte { return codec.AppendBatch(dst, base, starts) })
+	clear(starts) // the arguments are the client's read buffer
+	return n, err
 }
 
 // answer returns the guest memory view a packed ptr<<32|len designates. It

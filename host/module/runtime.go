@@ -53,6 +53,7 @@ type Runtime struct {
 
 	// Stats counters.
 	loads, swaps, refusals, unloads, draining, waits atomic.Int64
+	batches, batched                                 atomic.Int64
 }
 
 // registry is an immutable snapshot of the loaded modules; Load and Unload
@@ -130,6 +131,11 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(r.hostTick), nil, nil).
 		Export("tick").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(r.hostReply),
+			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, nil).
+		WithParameterNames("ptr", "len").
+		Export("reply").
 		Instantiate(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("module: instantiate host module: %w", err))
@@ -252,6 +258,9 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 	if err := checkExports(compiled); err != nil {
 		return nil, err
 	}
+	// respike_batch is optional: a module without it runs one command
+	// per call.
+	_, v.batch = compiled.ExportedFunctions()["respike_batch"]
 	v.slots = make([]*slot, r.nInst)
 	for i := range v.slots {
 		v.slots[i] = &slot{v: v, wake: make(chan struct{}, 1)}
@@ -318,6 +327,10 @@ func checkExports(m wazero.CompiledModule) error {
 		if !slices.Equal(def.ParamTypes(), want.params) || !slices.Equal(def.ResultTypes(), want.reslt) {
 			return fmt.Errorf("export %s has the wrong signature", want.name)
 		}
+	}
+	if def, ok := exp["respike_batch"]; ok &&
+		(!slices.Equal(def.ParamTypes(), []api.ValueType{api.ValueTypeI32}) || !slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI64})) {
+		return errors.New("export respike_batch has the wrong signature")
 	}
 	if mem := m.ExportedMemories(); len(mem) == 0 {
 		return errors.New("exports no memory")
@@ -463,6 +476,8 @@ func (r *Runtime) Stats() Stats {
 		Unloads:  r.unloads.Load(),
 		Draining: r.draining.Load(),
 		Waits:    r.waits.Load(),
+		Batches:  r.batches.Load(),
+		Batched:  r.batched.Load(),
 	}
 }
 

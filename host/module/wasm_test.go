@@ -16,6 +16,11 @@ type fake struct {
 	reply    []byte // what respike_start and respike_resume point at
 	initTrap bool   // export an _initialize that traps
 	initLoop bool   // export an _initialize that never returns
+	// batch > 0 exports a respike_batch that calls respike.reply batch
+	// times with the reply, then answers 0 (all done).
+	batch int
+	// replyInStart makes respike_start call respike.reply, outside a batch.
+	replyInStart bool
 }
 
 // manifest encodes a manifest of commands with the given names and arity 1.
@@ -53,6 +58,28 @@ func (f fake) wasm() []byte {
 		{"respike_resume", []byte{i32, i32}, []byte{i64}, packed(replyAt, len(f.reply))},
 		{"respike_cancel", []byte{i32}, nil, nil},
 	}
+	// Calls of the imported respike.reply (function 0) with the reply's
+	// RESP bytes.
+	replyCalls := func(n int) []byte {
+		var b []byte
+		for range n {
+			b = appendSLEB(append(b, 0x41), int64(replyAt+1))      // i32.const ptr
+			b = appendSLEB(append(b, 0x41), int64(len(f.reply)-1)) // i32.const len
+			b = append(b, 0x10, 0x00)                              // call 0
+		}
+		return b
+	}
+	imports := f.batch > 0 || f.replyInStart
+	if f.replyInStart {
+		funcs[3].body = append(replyCalls(1), funcs[3].body...)
+	}
+	if f.batch > 0 {
+		funcs = append(funcs, struct {
+			name           string
+			params, result []byte
+			body           []byte
+		}{"respike_batch", []byte{i32}, []byte{i64}, append(replyCalls(f.batch), 0x42, 0x00)}) // i64.const 0
+	}
 	if f.initTrap {
 		funcs = append(funcs, struct {
 			name           string
@@ -68,7 +95,19 @@ func (f fake) wasm() []byte {
 		}{"_initialize", nil, nil, []byte{0x03, 0x40, 0x0c, 0x00, 0x0b}}) // loop br 0 end
 	}
 	vec := func(n int) []byte { return binary.AppendUvarint(nil, uint64(n)) }
-	typeSec, funcSec, codeSec := vec(len(funcs)), vec(len(funcs)), vec(len(funcs))
+	// With the import, type 0 is reply's and function 0 is reply: the
+	// module's own types and functions come after.
+	nimp := 0
+	typeSec := vec(len(funcs))
+	var importSec []byte
+	if imports {
+		nimp = 1
+		typeSec = vec(len(funcs) + 1)
+		typeSec = append(typeSec, 0x60, 2, i32, i32, 0)
+		importSec = append(vec(1), appendName(appendName(nil, "respike"), "reply")...)
+		importSec = append(importSec, 0x00, 0x00) // a function of type 0
+	}
+	funcSec, codeSec := vec(len(funcs)), vec(len(funcs))
 	exportSec := vec(0)
 	var exports [][]byte
 	for i, fn := range funcs {
@@ -76,12 +115,12 @@ func (f fake) wasm() []byte {
 		typeSec = append(typeSec, fn.params...)
 		typeSec = append(typeSec, byte(len(fn.result)))
 		typeSec = append(typeSec, fn.result...)
-		funcSec = append(funcSec, byte(i))
+		funcSec = append(funcSec, byte(i+nimp))
 		body := append(append([]byte{0x00}, fn.body...), 0x0b) // no locals, code, end
 		codeSec = binary.AppendUvarint(codeSec, uint64(len(body)))
 		codeSec = append(codeSec, body...)
 		if fn.name != f.omit {
-			exports = append(exports, append(appendName(nil, fn.name), 0x00, byte(i)))
+			exports = append(exports, append(appendName(nil, fn.name), 0x00, byte(i+nimp)))
 		}
 	}
 	exports = append(exports, append(appendName(nil, "memory"), 0x02, 0x00))
@@ -105,7 +144,10 @@ func (f fake) wasm() []byte {
 	for _, sec := range []struct {
 		id   byte
 		body []byte
-	}{{1, typeSec}, {3, funcSec}, {5, memSec}, {7, exportSec}, {10, codeSec}, {11, dataSec}} {
+	}{{1, typeSec}, {2, importSec}, {3, funcSec}, {5, memSec}, {7, exportSec}, {10, codeSec}, {11, dataSec}} {
+		if sec.body == nil {
+			continue
+		}
 		out = append(out, sec.id)
 		out = binary.AppendUvarint(out, uint64(len(sec.body)))
 		out = append(out, sec.body...)

@@ -106,6 +106,15 @@ func (f *fakeRuntime) Exec(ctx context.Context, cmd *module.Command, st *codec.S
 	return out
 }
 
+// ExecBatch runs the items one by one, as a module without respike_batch.
+func (f *fakeRuntime) ExecBatch(ctx context.Context, items []module.Item, out []byte) []byte {
+	for i := range items {
+		out = f.Exec(ctx, items[i].Cmd, &items[i].Start, out)
+		items[i].End = len(out)
+	}
+	return out
+}
+
 func (f *fakeRuntime) Load(_ context.Context, path string) (module.ModuleInfo, error) {
 	if strings.Contains(path, "bad") {
 		return module.ModuleInfo{}, errors.New("not a module")

@@ -120,6 +120,8 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			line("module_unloads", st.Unloads)
 			line("module_versions_draining", st.Draining)
 			line("module_store_waits", st.Waits)
+			line("module_batches", st.Batches)
+			line("module_batched_commands", st.Batched)
 		}
 		for _, m := range s.rt.Modules() {
 			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d",

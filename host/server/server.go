@@ -48,6 +48,7 @@ type commandRuntime interface {
 	Commands() []*module.Command
 	Modules() []module.ModuleInfo
 	Exec(ctx context.Context, cmd *module.Command, start *codec.Start, out []byte) []byte
+	ExecBatch(ctx context.Context, items []module.Item, out []byte) []byte
 	Load(ctx context.Context, path string) (module.ModuleInfo, error)
 	Unload(name string) error
 }
@@ -338,6 +339,13 @@ func (noModules) Modules() []module.ModuleInfo  { return nil }
 func (noModules) Unload(string) error           { return errors.New("no such module with that name") }
 func (noModules) Exec(_ context.Context, _ *module.Command, _ *codec.Start, out []byte) []byte {
 	return append(out, "-ERR no module runtime\r\n"...)
+}
+func (noModules) ExecBatch(_ context.Context, items []module.Item, out []byte) []byte {
+	for i := range items {
+		out = append(out, "-ERR no module runtime\r\n"...)
+		items[i].End = len(out)
+	}
+	return out
 }
 func (noModules) Load(context.Context, string) (module.ModuleInfo, error) {
 	return module.ModuleInfo{}, errors.New("no module runtime")

@@ -394,13 +394,67 @@ func flushBoth(t *testing.T) {
 	}
 }
 
-// runScript plays one script and reports every mismatch.
-func runScript(t *testing.T, lines []scriptLine) {
+// pipelinable reports whether a script line may be sent in a pipeline:
+// one that both servers answer, that leaves the connection open.
+func pipelinable(l scriptLine) bool {
+	return l.mode != "noredis" && l.mode != "proto3" && len(l.args) > 0 && !strings.EqualFold(l.args[0], "quit")
+}
+
+// pipeline sends lines to both servers in one write each and compares the
+// replies, as a client pipelining the script would see them: respike runs
+// such a pipeline's module commands in shared guest calls.
+func (d *diffConn) pipeline(lines []scriptLine) {
+	t := d.t
+	t.Helper()
+	var buf []byte
+	for _, l := range lines {
+		buf = append(buf, Encode(l.args...)...)
+	}
+	read := func(c *RawConn) ([]string, error) {
+		// Written from another goroutine: a long pipeline's replies could
+		// otherwise fill both directions' buffers.
+		sent := make(chan error, 1)
+		go func() { sent <- c.Send(buf) }()
+		var out []string
+		for range lines {
+			r, err := c.Reply()
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
+		}
+		return out, <-sent
+	}
+	theirs, theirErr := read(d.redis)
+	ours, ourErr := read(d.respike)
+	if theirErr != nil || ourErr != nil {
+		t.Fatalf("pipeline of %d lines from %s:%d: redis %v, respike %v", len(lines), lines[0].file, lines[0].num, theirErr, ourErr)
+	}
+	for i, l := range lines {
+		if !sameReply(l.mode, theirs[i], ours[i]) {
+			t.Errorf("%s:%d (pipelined): %s\n  redis:   %q\n  respike: %q", l.file, l.num, l.text, theirs[i], ours[i])
+		}
+	}
+}
+
+// runScript plays one script and reports every mismatch; pipelined, it
+// sends each run of lines that allow it as one pipeline.
+func runScript(t *testing.T, lines []scriptLine, pipelined bool) {
 	flushBoth(t)
 	d := &diffConn{t: t}
 	d.connect()
 	defer func() { d.close() }()
-	for _, l := range lines {
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if pipelined && pipelinable(l) {
+			j := i + 1
+			for j < len(lines) && pipelinable(lines[j]) {
+				j++
+			}
+			d.pipeline(lines[i:j])
+			i = j - 1
+			continue
+		}
 		if l.mode == "proto3" {
 			d.proto3 = true
 			d.hello3()
@@ -451,7 +505,8 @@ func TestDifferential(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runScript(t, lines)
+			t.Run("sequential", func(t *testing.T) { runScript(t, lines, false) })
+			t.Run("pipelined", func(t *testing.T) { runScript(t, lines, true) })
 		})
 	}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +52,73 @@ func TestBuiltinsWithGoRedis(t *testing.T) {
 	if err != nil || !strings.Contains(list, " lib-name=go-redis(") || !strings.Contains(list, " name=e2e ") ||
 		!strings.Contains(list, fmt.Sprintf("id=%d ", id)) {
 		t.Fatalf("CLIENT LIST: %q %v", list, err)
+	}
+}
+
+// TestPipelineRunsInBatches checks that a pipeline of module commands runs
+// several commands per guest call (INFO module_batched_commands), with
+// every reply in order, including a WRONGTYPE and an error in the middle.
+func TestPipelineRunsInBatches(t *testing.T) {
+	needModules(t, "strings", "hash")
+	flushAll(t)
+	ctx := context.Background()
+	c := client(t, env.daemon.Addr)
+	batched := func() int64 {
+		info, err := c.Info(ctx, "modules").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "module_batched_commands:"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no module_batched_commands in %q", info)
+		return 0
+	}
+	before := batched()
+	const n = 300
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, "batch:h", "f", "v")
+		for range n {
+			p.Incr(ctx, "batch:n")
+			p.Get(ctx, "batch:h") // WRONGTYPE
+			p.IncrBy(ctx, "batch:h", 1)
+			p.Append(ctx, "batch:s", "x")
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("a pipeline with errors reported none")
+	}
+	for i, cmd := range cmds[1:] {
+		step := i / 4
+		switch i % 4 {
+		case 0:
+			if v, err := cmd.(*redis.IntCmd).Result(); err != nil || v != int64(step+1) {
+				t.Fatalf("INCR %d: %d %v", step, v, err)
+			}
+		case 1, 2:
+			if err := cmd.Err(); err == nil || !strings.HasPrefix(err.Error(), "WRONGTYPE ") {
+				t.Fatalf("command %d on a hash: %v", i+1, err)
+			}
+		case 3:
+			if v, err := cmd.(*redis.IntCmd).Result(); err != nil || v != int64(step+1) {
+				t.Fatalf("APPEND %d: %d %v", step, v, err)
+			}
+		}
+	}
+	if os.Getenv("RESPIKE_TEST_AEROSPIKE") != "" {
+		// Every store request waits on Aerospike: a batch stops at each.
+		t.Log("on Aerospike: batching of store commands not asserted")
+		return
+	}
+	if got := batched() - before; got < n {
+		t.Fatalf("%d commands ran in batches, want at least %d of %d", got, n, 4*n+1)
 	}
 }
 

@@ -9,4 +9,6 @@ var (
 	Cancel    func(handle uint32)
 	Manifest  func() []byte
 	SetInline func(func(req []byte) ([]byte, bool))
+	Batch     func(msg []byte) []byte
+	SetReply  func(func(resp []byte))
 )

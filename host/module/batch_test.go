@@ -1,0 +1,192 @@
+package module
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// items builds a pipeline for ExecBatch; every command must be loaded.
+func items(t testing.TB, r *Runtime, cmds ...[]string) []Item {
+	t.Helper()
+	its := make([]Item, len(cmds))
+	for i, args := range cmds {
+		its[i].Cmd = r.Lookup([]byte(args[0]))
+		if its[i].Cmd == nil {
+			t.Fatalf("command %q not found", args[0])
+		}
+		its[i].Start = codec.Start{Proto: 2, ClientID: 1}
+		for _, a := range args {
+			its[i].Start.Args = append(its[i].Start.Args, []byte(a))
+		}
+	}
+	return its
+}
+
+// replies runs a pipeline and splits the output at each item's End.
+func replies(t testing.TB, r *Runtime, its []Item) []string {
+	t.Helper()
+	out := r.ExecBatch(context.Background(), its, []byte("before"))
+	var got []string
+	prev := len("before")
+	for i, it := range its {
+		if it.End < prev || it.End > len(out) {
+			t.Fatalf("item %d ends at %d, after %d, output %d bytes", i, it.End, prev, len(out))
+		}
+		got = append(got, string(out[prev:it.End]))
+		prev = it.End
+	}
+	if prev != len(out) {
+		t.Fatalf("output has %q after the last reply", out[prev:])
+	}
+	return got
+}
+
+func checkReplies(t *testing.T, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("replies\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestExecBatch runs a pipeline that mixes modules, a panic and store
+// requests, on every store path: each command answers in order, the effects
+// are in order, and commands of one module share guest calls.
+func TestExecBatch(t *testing.T) {
+	for _, m := range storeModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := newRuntime(t, Config{Instances: 1, NoInline: m.noInline}, newFakeStore(m.inline), "kv.wasm", "trap.wasm")
+			before := r.Stats()
+			got := replies(t, r, items(t, r,
+				[]string{"set", "a", "1"},
+				[]string{"get", "a"},
+				[]string{"getset", "a", "2"},
+				[]string{"panic"},
+				[]string{"get", "a"},
+				[]string{"lecho", "other module"},
+				[]string{"echo", "x"},
+				[]string{"echo", "y"},
+				[]string{"tget", "nokey"},
+				[]string{"get", "a"},
+			))
+			checkReplies(t, got, []string{
+				"+OK\r\n", "$1\r\n1\r\n", "$1\r\n1\r\n", "-ERR module panic: boom\r\n", "$1\r\n2\r\n",
+				"$12\r\nother module\r\n", "$1\r\nx\r\n", "$1\r\ny\r\n", "$-1\r\n", "$1\r\n2\r\n",
+			})
+			// Batches of two or more: echo, echo on every path; inline,
+			// kv's first five too.
+			want := int64(1)
+			if m.inline && !m.noInline {
+				want = 2
+			}
+			if n := r.Stats().Batches - before.Batches; n != want {
+				t.Errorf("%d batches, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestExecBatchUsesOneCall checks that a pipeline of one module's commands
+// that never wait runs in one guest call.
+func TestExecBatchUsesOneCall(t *testing.T) {
+	r := newRuntime(t, Config{Instances: 1}, newFakeStore(true), "kv.wasm")
+	cmds := make([][]string, codec.MaxBatch+3)
+	want := make([]string, len(cmds))
+	for i := range cmds {
+		cmds[i] = []string{"set", "k", strings.Repeat("v", i)}
+		want[i] = "+OK\r\n"
+		if i%2 == 1 {
+			cmds[i] = []string{"get", "k"}
+			want[i] = "$" + strconv.Itoa(i-1) + "\r\n" + strings.Repeat("v", i-1) + "\r\n"
+		}
+	}
+	before := r.Stats()
+	checkReplies(t, replies(t, r, items(t, r, cmds...)), want)
+	st := r.Stats()
+	if b, n := st.Batches-before.Batches, st.Batched-before.Batched; b != 2 || n != int64(len(cmds)) {
+		t.Fatalf("%d batches of %d commands, want 2 of %d (MaxBatch %d, then the rest)", b, n, len(cmds), codec.MaxBatch)
+	}
+}
+
+// TestBatchTrapMidway: a command that kills its instance in the middle of
+// a batch answers the trap; the commands before it keep their replies and
+// the ones after it run on a fresh instance.
+func TestBatchTrapMidway(t *testing.T) {
+	for _, m := range storeModes[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			r := newRuntime(t, Config{Instances: 1}, newFakeStore(m.inline), "trap.wasm")
+			got := replies(t, r, items(t, r,
+				[]string{"lecho", "a"},
+				[]string{"tget", "k"},
+				[]string{"exit"},
+				[]string{"lecho", "b"},
+				[]string{"oom"},
+				[]string{"tget", "k"},
+				[]string{"lecho", "c"},
+			))
+			checkReplies(t, got, []string{
+				"$1\r\na\r\n", "$-1\r\n", "-ERR module trap: module exited with code 3\r\n", "$1\r\nb\r\n",
+				"-ERR module trap: fatal error: out of memory (wasm error: unreachable)\r\n", "$-1\r\n", "$1\r\nc\r\n",
+			})
+		})
+	}
+}
+
+// TestBatchDeadlineMidway: a command that loops in a batch costs that
+// command the deadline error, not its neighbours.
+func TestBatchDeadlineMidway(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	r := newRuntime(t, Config{Instances: 1, Deadline: deadline}, newFakeStore(true), "loop.wasm")
+	t0 := time.Now()
+	got := replies(t, r, items(t, r,
+		[]string{"lecho", "a"},
+		[]string{"spin"},
+		[]string{"lecho", "b"},
+		[]string{"spinafter", "k"},
+		[]string{"lecho", "c"},
+	))
+	took := time.Since(t0)
+	dl := "-ERR module loop: command exceeded the 300ms deadline\r\n"
+	checkReplies(t, got, []string{"$1\r\na\r\n", dl, "$1\r\nb\r\n", dl, "$1\r\nc\r\n"})
+	if took < 2*deadline || took > 2*deadline+2*time.Second {
+		t.Errorf("two deadlines took %v", took)
+	}
+}
+
+// TestHostileBatch loads handmade modules that misuse respike.reply: more
+// replies than the batch has commands, fewer, or a reply outside a batch.
+// Each costs an error reply, never a hang or a lost reply.
+func TestHostileBatch(t *testing.T) {
+	dir := t.TempDir()
+	r := newRuntime(t, Config{}, newFakeStore(true), "kv.wasm")
+	load := func(name string, f fake) {
+		t.Helper()
+		f.abi, f.manifest = codec.ABIVersion, manifest("1", name)
+		if f.reply == nil {
+			f.reply = doneReply("+R\r\n")
+		}
+		if _, err := r.Load(context.Background(), writeModule(t, dir, name+".wasm", f.wasm())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load("toomany", fake{batch: 5})
+	load("toofew", fake{batch: 1})
+	load("outside", fake{replyInStart: true})
+	load("empty", fake{batch: 3, reply: doneReply("")})
+
+	three := func(name string) []Item { return items(t, r, []string{name}, []string{name}, []string{name}) }
+	checkReplies(t, replies(t, r, three("toomany")), []string{"+R\r\n", "+R\r\n", "+R\r\n"})
+	checkReplies(t, replies(t, r, three("toofew")), []string{"+R\r\n", "-ERR module toofew: malformed answer from the module\r\n", "+R\r\n"})
+	if got := do(t, r, "outside"); !strings.Contains(got, "respike.reply called outside a batch") {
+		t.Errorf("reply outside a batch: %q", got)
+	}
+	checkReplies(t, replies(t, r, three("empty")), []string{
+		"-ERR module empty: command wrote no reply\r\n", "-ERR module empty: command wrote no reply\r\n", "-ERR module empty: command wrote no reply\r\n"})
+	if got := do(t, r, "echo", "still"); got != "$5\r\nstill\r\n" {
+		t.Fatalf("echo after hostile modules: %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store/memory"
 )
 
 // items builds a pipeline for ExecBatch; every command must be loaded.
@@ -189,4 +190,15 @@ func TestHostileBatch(t *testing.T) {
 	if got := do(t, r, "echo", "still"); got != "$5\r\nstill\r\n" {
 		t.Fatalf("echo after hostile modules: %q", got)
 	}
+}
+
+// TestExecBatchKeepsEachDatabase: items of one module in different
+// databases never share a guest call's database.
+func TestExecBatchKeepsEachDatabase(t *testing.T) {
+	st := memory.New(memory.Options{Databases: 4})
+	defer st.Close()
+	r := newRuntime(t, Config{Instances: 1}, st, "kv.wasm")
+	its := items(t, r, []string{"set", "k", "one"}, []string{"get", "k"}, []string{"get", "k"}, []string{"set", "k", "zero"}, []string{"get", "k"})
+	its[0].Start.DB, its[1].Start.DB = 1, 1
+	checkReplies(t, replies(t, r, its), []string{"+OK\r\n", "$3\r\none\r\n", "$-1\r\n", "+OK\r\n", "$4\r\nzero\r\n"})
 }

@@ -209,12 +209,12 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 
 // ExecBatch runs items, a client's pipelined commands, in order, appending
 // each reply to out and setting each item's End. Consecutive commands of
-// one module run in one guest call where the module supports it: a call
-// into a guest costs about as much as a short command.
+// one module and database run in one guest call where the module supports
+// it: a call into a guest costs about as much as a short command.
 func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byte {
 	for i := 0; i < len(items); {
 		j := i + 1
-		for j < len(items) && j-i < codec.MaxBatch && items[j].Cmd.impl == items[i].Cmd.impl {
+		for j < len(items) && j-i < codec.MaxBatch && items[j].Cmd.impl == items[i].Cmd.impl && items[j].Start.DB == items[i].Start.DB {
 			j++
 		}
 		n := 0

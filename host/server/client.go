@@ -192,11 +192,7 @@ func (c *client) process(args [][]byte) {
 	c.lastAt.Store(c.s.startedUnix + c.clock)
 	b, m := c.lookup(args)
 	if m != nil && c.authenticated && !c.inMulti && !c.replyOff && !c.skipNext && arityOK(m.Info.Arity, len(args)) {
-		c.pipe = append(c.pipe, module.Item{Cmd: m, Start: codec.Start{Proto: uint8(c.proto), DB: uint16(c.db),
-			ClientID: c.id, Now: c.wallOff + c.clock, Args: args}})
-		if len(c.pipe) == maxPipe {
-			c.runPipe()
-		}
+		c.hold(m, args)
 		return
 	}
 	c.runPipe() // replies stay in order
@@ -216,6 +212,15 @@ func (c *client) process(args [][]byte) {
 // how many large replies pile up before a write; 16 already spreads a
 // guest call's fixed cost thin (docs/performance.md).
 const maxPipe = 16
+
+// hold holds a module command back to run with the next ones (runPipe).
+func (c *client) hold(m *module.Command, args [][]byte) {
+	c.pipe = append(c.pipe, module.Item{Cmd: m, Start: codec.Start{Proto: uint8(c.proto), DB: uint16(c.db),
+		ClientID: c.id, Now: c.wallOff + c.clock, Args: args}})
+	if len(c.pipe) == maxPipe {
+		c.runPipe()
+	}
+}
 
 // runPipe runs the held-back module commands and records their statistics.
 // A batch's time is shared evenly among its commands.

@@ -34,6 +34,12 @@ func cmdExec(c *client, _ [][]byte) {
 	c.setInfo(func(i *clientInfo) { i.multi = -1 })
 	c.w.Array(len(q))
 	for i := range q {
+		if q[i].b == nil {
+			// Module commands run together, as a pipeline's do.
+			c.hold(q[i].m, q[i].args)
+			continue
+		}
+		c.runPipe()
 		mark := len(c.w.Buf)
 		c.call(q[i].b, q[i].m, q[i].args)
 		if len(c.w.Buf) == mark {
@@ -41,8 +47,9 @@ func cmdExec(c *client, _ [][]byte) {
 			// still fill its slot, or the array would be short.
 			c.w.OK()
 		}
-		q[i] = queued{}
 	}
+	c.runPipe()
+	clear(q)
 	c.queue = q[:0]
 }
 

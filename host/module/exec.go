@@ -362,7 +362,7 @@ func (v *version) failed(s *slot, in *instance, err error) []byte {
 // out, or parks it for take when it needs more than outCap bytes (and returns
 // minus its length). 0 tells the guest to return the request and be resumed.
 func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) {
-	in, _ := ctx.Value(instKey{}).(*instance)
+	in := instanceOf(ctx)
 	if !r.inline || in == nil || in.cur == nil {
 		stack[0] = 0
 		return
@@ -406,7 +406,7 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 // before it. Each reply also restarts the deadline: it bounds each command,
 // not the batch.
 func (r *Runtime) hostReply(ctx context.Context, mod api.Module, stack []uint64) {
-	in, _ := ctx.Value(instKey{}).(*instance)
+	in := instanceOf(ctx)
 	if in == nil || in.cur == nil || in.cur.items == nil {
 		panic(errors.New("respike.reply called outside a batch"))
 	}
@@ -438,7 +438,7 @@ func (r *Runtime) hostReply(ctx context.Context, mod api.Module, stack []uint64)
 // (the panic unwinds the guest; the instance is then discarded), and being
 // Go, it lets the scheduler preempt a spinning guest.
 func (r *Runtime) hostTick(ctx context.Context, _ api.Module, _ []uint64) {
-	if in, _ := ctx.Value(instKey{}).(*instance); in != nil && in.state.Load() == timedOut {
+	if in := instanceOf(ctx); in != nil && in.state.Load() == timedOut {
 		panic(errDeadline)
 	}
 	if r.stopping.Load() {
@@ -450,7 +450,7 @@ func (r *Runtime) hostTick(ctx context.Context, _ api.Module, _ []uint64) {
 // response exec parked and returns its length, or 0 if there is none or it
 // does not fit.
 func (r *Runtime) hostTake(ctx context.Context, mod api.Module, stack []uint64) {
-	in, _ := ctx.Value(instKey{}).(*instance)
+	in := instanceOf(ctx)
 	if in == nil || in.parked == nil {
 		stack[0] = 0
 		return

@@ -284,13 +284,37 @@ type instance struct {
 
 type instKey struct{}
 
+// instCtx is the context of calls into an instance: host functions find
+// their instance with a type assertion rather than a Value lookup, on the
+// path of every store request and reply.
+type instCtx struct {
+	context.Context
+	in *instance
+}
+
+func (c *instCtx) Value(key any) any {
+	if _, ok := key.(instKey); ok {
+		return c.in
+	}
+	return c.Context.Value(key)
+}
+
+// instanceOf returns the instance a host function is called from, or nil.
+func instanceOf(ctx context.Context) *instance {
+	if c, ok := ctx.(*instCtx); ok {
+		return c.in
+	}
+	in, _ := ctx.Value(instKey{}).(*instance)
+	return in
+}
+
 // instantiate creates an instance. _initialize runs under the watchdog too,
 // with ten times the deadline, so a module that loops while it initialises
 // is refused rather than hanging.
 func (v *version) instantiate(ctx context.Context) (*instance, error) {
 	r := v.rt
 	in := &instance{v: v, gen: r.gen.Add(1)}
-	in.ctx = context.WithValue(context.Background(), instKey{}, in)
+	in.ctx = &instCtx{Context: context.Background(), in: in}
 	mark := r.dog.epoch.Load() + 1 + 9*r.dog.limit
 	in.state.Store(mark)
 	r.dog.add(in)

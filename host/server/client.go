@@ -233,10 +233,15 @@ func (c *client) runPipe() {
 	c.w.Buf = c.s.rt.ExecBatch(c.s.ctx, c.pipe, c.w.Buf)
 	end := c.s.nanos()
 	each := (end - began) / int64(n)
+	var last *module.Command
+	var st *cmdStat
 	for i := range c.pipe {
 		it := &c.pipe[i]
+		if it.Cmd != last { // a pipeline mostly repeats one command
+			last, st = it.Cmd, c.statFor(nil, it.Cmd)
+		}
 		failed := it.End > mark && c.w.Buf[mark] == '-'
-		c.count(c.statFor(nil, it.Cmd), each, failed)
+		c.count(st, each, failed)
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1 : it.End])
 		}

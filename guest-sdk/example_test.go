@@ -98,3 +98,23 @@ func ExampleCtx_Reply() {
 	// Output:
 	// (nil)
 }
+
+// A client's pipeline runs as the daemon runs it: several commands per
+// guest call, each reply in order, a command that fails answering in its
+// place while the rest go on.
+func ExampleCtx_pipeline() {
+	h := sdktest.New()
+	for _, reply := range h.Pipeline(
+		[]string{"REMEMBER", "k", "v2"},
+		[]string{"RECALL", "k"},
+		[]string{"GREET", "Grace"},
+		[]string{"RECALL", "nothing"},
+	) {
+		fmt.Println(reply)
+	}
+	// Output:
+	// OK
+	// "v2"
+	// "hello, Grace"
+	// (nil)
+}

@@ -2,6 +2,7 @@ package module
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,4 +202,66 @@ func TestExecBatchKeepsEachDatabase(t *testing.T) {
 	its := items(t, r, []string{"set", "k", "one"}, []string{"get", "k"}, []string{"get", "k"}, []string{"set", "k", "zero"}, []string{"get", "k"})
 	its[0].Start.DB, its[1].Start.DB = 1, 1
 	checkReplies(t, replies(t, r, its), []string{"+OK\r\n", "$3\r\none\r\n", "$-1\r\n", "+OK\r\n", "$4\r\nzero\r\n"})
+}
+
+// TestExecBatchMatchesSequential runs random pipelines of two modules'
+// commands (reads, writes, multi-step commands, panics, traps, two
+// databases) through ExecBatch on one runtime and one at a time through
+// Exec on another: the replies must be the same, byte for byte.
+func TestExecBatchMatchesSequential(t *testing.T) {
+	for _, m := range storeModes {
+		t.Run(m.name, func(t *testing.T) {
+			newRT := func() *Runtime {
+				st := memory.New(memory.Options{Databases: 2})
+				t.Cleanup(func() { st.Close() })
+				// The embedded store always runs inline: "remote" waits and
+				// resumes as noinline does.
+				return newRuntime(t, Config{Instances: 2, NoInline: !m.inline || m.noInline}, st, "kv.wasm", "trap.wasm")
+			}
+			batched, single := newRT(), newRT()
+			rng := rand.New(rand.NewPCG(1, uint64(len(m.name))))
+			keys := []string{"a", "b", "c"}
+			for round := range 30 {
+				var cmds [][]string
+				var dbs []uint16
+				for range 1 + rng.IntN(40) {
+					k, v := keys[rng.IntN(len(keys))], strconv.Itoa(rng.IntN(100))
+					var args []string
+					switch n := rng.IntN(20); {
+					case n < 5:
+						args = []string{"get", k}
+					case n < 9:
+						args = []string{"set", k, v}
+					case n < 12:
+						args = []string{"getset", k, v}
+					case n < 14:
+						args = []string{"echo", v}
+					case n < 16:
+						args = []string{"tget", k}
+					case n < 18:
+						args = []string{"lecho", v}
+					case n < 19:
+						args = []string{"panic"}
+					default:
+						args = []string{"exit"}
+					}
+					cmds = append(cmds, args)
+					dbs = append(dbs, uint16(rng.IntN(2)))
+				}
+				its := items(t, batched, cmds...)
+				for i := range its {
+					its[i].Start.DB = dbs[i]
+				}
+				got := replies(t, batched, its)
+				for i, args := range cmds {
+					one := items(t, single, args)[0]
+					one.Start.DB = dbs[i]
+					want := string(single.Exec(context.Background(), one.Cmd, &one.Start, nil))
+					if got[i] != want {
+						t.Fatalf("round %d, command %d %q (db %d): batched %q, one at a time %q", round, i, args, dbs[i], got[i], want)
+					}
+				}
+			}
+		})
+	}
 }

@@ -9,8 +9,16 @@
 package codec
 
 // ABIVersion is the version of the host↔guest ABI. A module exports it as
-// respike_abi; the host refuses modules with another version.
-const ABIVersion = 3
+// respike_abi; the host refuses modules with a version outside
+// MinABIVersion..ABIVersion.
+//
+// 4 adds batches (respike_batch, respike.reply); a module of version 3 runs
+// one command per guest call. A host that speaks only 3 refuses a module
+// of version 4, which imports respike.reply, with a clear message.
+const ABIVersion = 4
+
+// MinABIVersion is the oldest module ABI the host still runs.
+const MinABIVersion = 3
 
 // Bin names and type tags shared by every built-in module. Bin names must stay
 // within Aerospike's 15-byte limit.

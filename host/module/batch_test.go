@@ -265,3 +265,19 @@ func TestExecBatchMatchesSequential(t *testing.T) {
 		})
 	}
 }
+
+// TestABI3ModuleRunsOneCommandPerCall: a module built before batches
+// (ABI 3, no respike_batch) still loads and serves a pipeline, one command
+// per guest call.
+func TestABI3ModuleRunsOneCommandPerCall(t *testing.T) {
+	r := newRuntime(t, Config{}, newFakeStore(true))
+	old := fake{abi: 3, manifest: manifest("1", "old"), reply: doneReply("+OLD\r\n")}
+	if _, err := r.Load(context.Background(), writeModule(t, t.TempDir(), "old.wasm", old.wasm())); err != nil {
+		t.Fatal(err)
+	}
+	before := r.Stats()
+	checkReplies(t, replies(t, r, items(t, r, []string{"old"}, []string{"old"}, []string{"old"})), []string{"+OLD\r\n", "+OLD\r\n", "+OLD\r\n"})
+	if n := r.Stats().Batches - before.Batches; n != 0 {
+		t.Fatalf("%d batches on a module without respike_batch", n)
+	}
+}

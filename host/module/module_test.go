@@ -415,8 +415,8 @@ func TestRefusals(t *testing.T) {
 	}
 	noExport, initTrap := good("badok"), good("badok")
 	noExport.omit, initTrap.initTrap = "respike_start", true
-	oldABI := good("badok")
-	oldABI.abi = 99
+	oldABI, abi2 := good("badok"), good("badok")
+	oldABI.abi, abi2.abi = 99, 2
 	corrupt := good()
 	corrupt.manifest = []byte{0xff, 0xff}
 	tests := []struct {
@@ -435,7 +435,8 @@ func TestRefusals(t *testing.T) {
 		{write("initrap.wasm", initTrap.wasm()), "instantiate: wasm error: unreachable"},
 		{write("garbage.wasm", []byte("not wasm at all")), "not a WebAssembly 1.0 binary"},
 		{write("noexport.wasm", noExport.wasm()), "missing export respike_start"},
-		{write("oldabi.wasm", oldABI.wasm()), "ABI version 99, this host speaks " + strconv.Itoa(int(codec.ABIVersion))},
+		{write("oldabi.wasm", oldABI.wasm()), "ABI version 99, this host speaks 3 to " + strconv.Itoa(int(codec.ABIVersion))},
+		{write("abi2.wasm", abi2.wasm()), "ABI version 2, this host speaks 3 to " + strconv.Itoa(int(codec.ABIVersion))},
 		{filepath.Join(dir, "absent.wasm"), "no such file"},
 		// A refused new version of a loaded module leaves the old one serving.
 		{write("v2/kv.wasm", initTrap.wasm()), "instantiate:"},

@@ -276,8 +276,9 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 	if err != nil {
 		return nil, fmt.Errorf("respike_abi: %s", failure(err))
 	}
-	if uint32(abi) != codec.ABIVersion {
-		return nil, fmt.Errorf("ABI version %d, this host speaks %d: rebuild the module with a matching guest SDK", uint32(abi), codec.ABIVersion)
+	if uint32(abi) < codec.MinABIVersion || uint32(abi) > codec.ABIVersion {
+		return nil, fmt.Errorf("ABI version %d, this host speaks %d to %d: rebuild the module with a matching guest SDK",
+			uint32(abi), codec.MinABIVersion, codec.ABIVersion)
 	}
 	packed, err := in.invoke(in.fManifest, 0, 0)
 	if err != nil {

@@ -212,20 +212,31 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 // one module and database run in one guest call where the module supports
 // it: a call into a guest costs about as much as a short command.
 func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byte {
+	// limit adapts the batch size to how far batches get: a batch that
+	// stops at a command waiting on the store (every store command, on
+	// Aerospike) leaves the rest to be laid out again, so after one the
+	// next batch is no longer than what that one ran, and it doubles back
+	// as commands run without waiting.
+	limit := codec.MaxBatch
 	for i := 0; i < len(items); {
 		j := i + 1
-		for j < len(items) && j-i < codec.MaxBatch && items[j].Cmd.impl == items[i].Cmd.impl && items[j].Start.DB == items[i].Start.DB {
+		for j < len(items) && j-i < limit && items[j].Cmd.impl == items[i].Cmd.impl && items[j].Start.DB == items[i].Start.DB {
 			j++
 		}
-		n := 0
+		n, waited := 0, false
 		if v, _ := items[i].Cmd.impl.(*version); v != nil && v.batch && j-i > 1 {
-			n, out = r.runBatch(ctx, v, items[i:j], out)
+			n, waited, out = r.runBatch(ctx, v, items[i:j], out)
 		}
 		if n == 0 {
 			it := &items[i]
 			out = r.Exec(ctx, it.Cmd, &it.Start, out)
 			it.End = len(out)
 			n = 1
+		}
+		if waited {
+			limit = n
+		} else {
+			limit = min(2*limit, codec.MaxBatch)
 		}
 		i += n
 	}
@@ -237,16 +248,17 @@ func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byt
 // call ends when every command replied, or at a command that waits on the
 // store, which then completes as Exec's do; a trap or the deadline ends it
 // at the command that caused it, which answers the error. It returns how
-// many commands replied: 0 when none could start (the caller runs the
-// first through Exec, which knows the way around a closing version).
-func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte) (int, []byte) {
+// many commands replied, 0 when none could start (the caller runs the
+// first through Exec, which knows the way around a closing version), and
+// whether the batch stopped at a command that waited.
+func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte) (int, bool, []byte) {
 	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
 	if err != nil {
-		return 0, out
+		return 0, false, out
 	}
 	if v.closing.Load() {
 		s.unlock()
-		return 0, out
+		return 0, false, out
 	}
 	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
 		s.call = new(call)
@@ -271,7 +283,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 		s.unlock()
 		out = append(out, errorReply(v.name, err.Error())...)
 		items[0].End = len(out)
-		return 1, out
+		return 1, false, out
 	}
 	c.items, c.out, c.nreply = items, out, 0
 	var packed uint64
@@ -298,24 +310,24 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 			items[k].End = len(out)
 			k++
 		}
-		return k, out
+		return k, false, out
 	case k >= len(items):
 		// Every command replied (an answer asking to wait for a command
 		// beyond the batch is the module's error, and ignored).
 		s.unlock()
-		return k, out
+		return k, false, out
 	case packed == 0:
 		// The guest ended the batch without replying to every command.
 		s.unlock()
 		out = append(out, errorReply(v.name, "malformed answer from the module")...)
 		items[k].End = len(out)
-		return k + 1, out
+		return k + 1, false, out
 	}
 	// items[k] waits on the store: it completes on its own, then the rest
 	// of the batch goes in a new call.
 	out = r.complete(ctx, v, s, in, c, packed, nil, out)
 	items[k].End = len(out)
-	return k + 1, out
+	return k + 1, true, out
 }
 
 // step writes c's start message into the instance and calls start, or

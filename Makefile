@@ -7,10 +7,11 @@ BIN      := bin/respike
 # Every folder under commands/ except shared code is a module.
 FAMILIES := $(filter-out internal,$(notdir $(patsubst %/,%,$(wildcard commands/*/))))
 MODULES  := $(FAMILIES:%=commands/%.wasm)
-EXAMPLES := $(patsubst %/,%,$(wildcard examples/*/))
+# Go examples: every examples/<name> with a main.go (examples/cstrings is C).
+EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
 WASMENV  := GOOS=wasip1 GOARCH=wasm
 
-.PHONY: run build commands examples test vet bench bench-go new-command clean
+.PHONY: run build commands examples examples-c test vet bench bench-go bench-guest new-command clean
 
 ## run: build the daemon and every module, start on 127.0.0.1:6379 with the embedded store
 run: build commands
@@ -33,6 +34,11 @@ examples:
 		$(WASMENV) $(GO) build -buildmode=c-shared -o $$d/$$n.wasm ./$$d || exit 1; \
 	done
 
+## examples-c: examples/cstrings, the module written in C (Debian: apt-get install clang lld)
+examples-c:
+	clang --target=wasm32 -O2 -mbulk-memory -nostdlib -Wall -Wextra -pedantic -Werror \
+		-Wl,--no-entry -o examples/cstrings/cstrings.wasm examples/cstrings/cstrings.c
+
 ## vet: formatting and go vet, native and wasm
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -50,6 +56,10 @@ bench: bench-go build commands
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./guest-sdk/... ./host/...
+
+## bench-guest: GET/SET/INCR from the Go module and from the C module (examples/cstrings) on one daemon, beside redis-server
+bench-guest: build commands examples-c
+	./scripts/bench-guest.sh
 
 ## new-command: scaffold a module with a working command and its test, e.g. make new-command NAME=hello [DIR=examples/hello]
 new-command:

@@ -9,25 +9,9 @@ cd "$(dirname "$0")/.."
 N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
 TESTS=${TESTS:-get,set,incr}
-for tool in redis-server redis-benchmark; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool missing: apt-get install redis-server redis-tools" >&2; exit 1; }
-done
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-RPORT=$(free_port)
-PPORT=$(free_port)
-tmp=$(mktemp -d)
-cleanup() { kill "${rpid:-}" "${ppid_:-}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-
-redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-rpid=$!
-./bin/respike -config proxy.toml -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
-ppid_=$!
-for port in "$RPORT" "$PPORT"; do
-	for _ in $(seq 1200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-	redis-cli -p "$port" ping >/dev/null || { echo "bench: server on $port did not start"; cat "$tmp"/*.log; exit 1; }
-done
+. scripts/servers.sh
+servers_init bench
+servers_start proxy.toml
 
 run() { # port pipeline -> "test rps" lines
 	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |

@@ -102,10 +102,29 @@ var stringsModule = sync.OnceValues(func() (string, error) {
 	return out, nil
 })
 
+// cModule builds examples/cstrings (the same GET, SET and INCR written in C
+// against the ABI) with clang, or reports why it cannot.
+var cModule = sync.OnceValues(func() (string, error) {
+	for _, tool := range []string{"clang", "wasm-ld"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", fmt.Errorf("%s not found (apt-get install clang lld)", tool)
+		}
+	}
+	out := filepath.Join(modDir, "cstrings.wasm")
+	cmd := exec.Command("clang", "--target=wasm32", "-O2", "-mbulk-memory", "-nostdlib",
+		"-Wl,--no-entry", "-o", out, "../../examples/cstrings/cstrings.c")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build examples/cstrings: %v\n%s", err, msg)
+	}
+	return out, nil
+})
+
 // BenchmarkExecStrings measures whole Execs of the commands/strings module's
 // hot commands on the embedded memory store (inline, as the daemon runs
 // them), and ECHO of the kv test module for the bare cost of a command
-// that makes no store request.
+// that makes no store request. CGET, CSET and CINCR are the same commands
+// in C (examples/cstrings), when clang is there to build them: the same
+// host path with a guest that is not Go-compiled.
 //
 //	go test -run '^$' -bench BenchmarkExecStrings -benchtime 20000x ./host/module
 func BenchmarkExecStrings(b *testing.B) {
@@ -122,6 +141,12 @@ func BenchmarkExecStrings(b *testing.B) {
 	}
 	do(b, r, "set", "key", "value")
 	do(b, r, "set", "n", "1")
+	cPath, cErr := cModule()
+	if cErr == nil {
+		if _, err := r.Load(context.Background(), cPath); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -132,7 +157,14 @@ func BenchmarkExecStrings(b *testing.B) {
 		{"SET", []string{"SET", "key", "value"}, "+OK\r\n"},
 		{"SET-EX", []string{"SET", "key", "value", "EX", "100"}, "+OK\r\n"},
 		{"INCR", []string{"INCR", "n"}, ":"},
+		{"CGET", []string{"CGET", "key"}, "$"},
+		{"CSET", []string{"CSET", "key", "value"}, "+OK\r\n"},
+		{"CINCR", []string{"CINCR", "n"}, ":"},
 	} {
+		if tc.name[0] == 'C' && tc.name != "ECHO" && cErr != nil {
+			b.Run(tc.name, func(b *testing.B) { b.Skip(cErr) })
+			continue
+		}
 		b.Run(tc.name, func(b *testing.B) {
 			rt := r
 			if tc.name == "ECHO" {

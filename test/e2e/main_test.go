@@ -24,6 +24,7 @@ import (
 var env struct {
 	root      string
 	modDir    string
+	cacheDir  string // wazero's compilation cache
 	families  []string
 	buildErrs map[string]error
 	backend   *Backend
@@ -84,6 +85,7 @@ func runTests(m *testing.M) (int, error) {
 	if dir, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(dir, "respike", "e2e-wazero")
 	}
+	env.cacheDir = cache
 	env.backend, err = NewBackend(ctx, env.modDir, cache, env.logger)
 	if err != nil {
 		return 1, fmt.Errorf("module runtime: %w", err)
@@ -151,7 +153,13 @@ func newDaemon(t *testing.T, mutate func(*config.Config)) *Daemon {
 	t.Helper()
 	cfg := testConfig()
 	mutate(&cfg)
-	d, err := StartDaemon(cfg, env.backend, env.logger)
+	return serve(t, cfg, env.backend)
+}
+
+// serve starts a daemon with cfg on b; it stops when the test ends.
+func serve(t *testing.T, cfg config.Config, b *Backend) *Daemon {
+	t.Helper()
+	d, err := StartDaemon(cfg, b, env.logger)
 	if err != nil {
 		t.Fatal(err)
 	}

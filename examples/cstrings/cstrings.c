@@ -98,20 +98,25 @@ static const u8 *response(const u8 *p);
 
 // Layout offsets (Go's, 64-bit).
 enum {
-	startProto = 0, startCmd = 4, startArgs = 24, // codec.Start
-	sliceSize = 24,                               // {ptr, len, cap}
-	callKey = 0, callExists = 24, callTTL = 25, callGuard = 48, callEnc = 104, callNenc = 128, callEncoded = 132,
-	reqSize = 64, callSize = 136,
-	respCode = 0, respResults = 24,                        // codec.Response
-	resCode = 0, resValues = 40,                           // codec.Result
-	valSize = 72, valKind = 0, valInt = 8, valBytes = 24,  // codec.Value
+	startProto = 0, startCmd = 4, startArgs = 24,         // codec.Start
+	sliceSize = 24,                                       // a slice: {ptr, len, cap}
+	reqSize = 64,                                         // codec.Request: Kind 0, Calls 8
+	callSize = 136, callKey = 0, callExists = 24,         // codec.Call, with its Policy at 24
+	callTTL = 25, callGuard = 48, callEnc = 104, callNenc = 128, callEncoded = 132,
+	respCode = 0, respMsg = 8, respResults = 24,          // codec.Response
+	resCode = 0, resMsg = 8, resValues = 40,              // codec.Result
+	valSize = 72, valKind = 0, valInt = 8, valBytes = 24, // codec.Value
 };
 // codec constants.
 enum { kindInt = 1, kindFloat = 2, kindBytes = 3, kindStr = 4 };
 enum { opGet = 1, opPut = 2, opAdd = 3 };
 enum { existsUpdate = 0, existsReplace = 2 };
 enum { ttlKeep = 0, ttlNever = 1 };
-enum { codeOK = 0, codeNotFound = 2, codeBinType = 12, codeFiltered = 27, codeOverflow = 1000 };
+enum {
+	codeOK = 0, codeServer = 1, codeNotFound = 2, codeParameter = 4, codeTimeout = 9, codeBinType = 12,
+	codeTooBig = 13, codeFiltered = 27, codeOverflow = 1000, codeBackend = 1001, codeUnavail = 1002,
+	codeInvalid = 1003,
+};
 enum { statusDone = 1, statusPending = 2 };
 enum { cmdGet = 1, cmdSet, cmdIncr }; // manifest order, plus one
 
@@ -195,10 +200,32 @@ static void bulkInt(i64 v) {
 	out.len = at;
 	bulk((const u8 *)tmp, n);
 }
-static void storeError(i32 code) {
-	lit("-ERR backend error (code ");
+// resultError answers the call of result r, which the store refused, in
+// the words of commands/internal/kit's StoreErrorText: both modules say the
+// same.
+static void resultError(const u8 *r) {
+	i32 code = (i32)rd32(r + resCode);
+	u32 mlen = (u32)rd64(r + resMsg + 8);
+	const char *what;
+	switch (code) {
+	case codeTooBig: what = "the value is too large for the store's record size limit"; break;
+	case codeTimeout: what = "store timeout; the command may or may not have been applied"; break;
+	case codeUnavail: what = "store unavailable"; break;
+	case codeBackend: case codeServer: what = "store error"; break;
+	case codeParameter: what = "the store refused a parameter"; break;
+	case codeInvalid: what = "the module sent an invalid request"; break;
+	default: what = "unexpected store result";
+	}
+	lit("-ERR respike: ");
+	lit(what);
+	lit(" (code ");
 	decimal(code);
-	lit(")\r\n");
+	lit(")");
+	if (mlen) {
+		lit(": ");
+		put(&out, ptr(rd64(r + resMsg)), mlen);
+	}
+	lit("\r\n");
 }
 
 // parseInt parses a canonical decimal int64, as Redis's string2ll.
@@ -286,13 +313,23 @@ static const u8 *submit(int *wait) {
 }
 
 // response returns the first result of the laid-out Response at p, or 0
-// after writing the error of a request that failed as a whole.
+// after writing the error of a request that failed as a whole (in the
+// SDK's words: guest-sdk's backendError).
 static const u8 *response(const u8 *p) {
-	if ((i32)rd32(p + respCode) != codeOK) {
-		error("ERR backend unavailable");
-		return 0;
+	i32 code = (i32)rd32(p + respCode);
+	if (code == codeOK) return ptr(rd64(p + respResults));
+	if (code == codeUnavail)
+		lit("-ERR backend unavailable: ");
+	else if (code == codeTimeout)
+		lit("-ERR backend timeout: ");
+	else {
+		lit("-ERR backend error (code ");
+		decimal(code);
+		lit("): ");
 	}
-	return ptr(rd64(p + respResults));
+	put(&out, ptr(rd64(p + respMsg)), (u32)rd64(p + respMsg + 8));
+	lit("\r\n");
+	return 0;
 }
 
 static const u8 *value(const u8 *result, int i) { return ptr(rd64(result + resValues)) + valSize * i; }
@@ -315,7 +352,7 @@ static void doneGet(int proto, const u8 *r) {
 	else if (code == codeFiltered)
 		error(wrongType);
 	else if (code != codeOK)
-		storeError(code);
+		resultError(r);
 	else if (v[valKind] == kindInt)
 		bulkInt((i64)rd64(v + valInt));
 	else if (v[valKind] == kindBytes)
@@ -340,7 +377,7 @@ static void doneSet(const u8 *r) {
 	if (code == codeOK)
 		lit("+OK\r\n");
 	else
-		storeError(code);
+		resultError(r);
 }
 
 // requestIncr adds 1 to the integer value (a new record starts at 0 and
@@ -363,7 +400,7 @@ static void doneIncr(const u8 *r) {
 	case codeBinType: error("ERR value is not an integer or out of range"); break;
 	case codeOverflow: error("ERR increment or decrement would overflow"); break;
 	case codeFiltered: error(wrongType); break;
-	default: storeError(code);
+	default: resultError(r);
 	}
 }
 

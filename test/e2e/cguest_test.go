@@ -157,6 +157,14 @@ func TestCModuleMatchesRedis(t *testing.T) {
 			if r := do(t, c, "CGET", "k"); r != "$2\r\n42\r\n" {
 				t.Errorf("CGET after CINCR = %q", r)
 			}
+			// A write the store refuses reads the same from both modules.
+			if mode.as == "" {
+				huge := strings.Repeat("x", cMaxRecord+1)
+				want, got := do(t, c, "SET", "huge", huge), do(t, c, "CSET", "huge", huge)
+				if !strings.HasPrefix(want, "-ERR respike: the value is too large") || got != want {
+					t.Errorf("CSET over the record size limit = %q, SET = %q", got, want)
+				}
+			}
 		})
 	}
 }
@@ -216,13 +224,16 @@ func runC(t *testing.T, addr, proto string, pipelined, cmod bool) []string {
 	return replies
 }
 
+// cMaxRecord is the record size limit of cDaemon's embedded store.
+const cMaxRecord = 1 << 20
+
 // cDaemon serves the command modules and the C module on a store of its
 // own: the embedded one, or the Aerospike cluster at asAddr when that is
 // set. noInline makes every store request wait outside the guest call.
 func cDaemon(t *testing.T, wasm string, noInline bool, asAddr string) *Daemon {
 	t.Helper()
 	ctx := context.Background()
-	var st store.Store = memory.New(memory.Options{Databases: 16})
+	var st store.Store = memory.New(memory.Options{Databases: 16, MaxRecordBytes: cMaxRecord})
 	if asAddr != "" {
 		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{asAddr}, Namespace: "test", Set: "respike_e2e_c"}, env.logger)
 		if err != nil {

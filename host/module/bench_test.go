@@ -161,7 +161,7 @@ func BenchmarkExecStrings(b *testing.B) {
 		{"CSET", []string{"CSET", "key", "value"}, "+OK\r\n"},
 		{"CINCR", []string{"CINCR", "n"}, ":"},
 	} {
-		if tc.name[0] == 'C' && tc.name != "ECHO" && cErr != nil {
+		if strings.HasPrefix(tc.name, "C") && cErr != nil { // the C module's commands
 			b.Run(tc.name, func(b *testing.B) { b.Skip(cErr) })
 			continue
 		}

@@ -72,7 +72,7 @@ typedef struct {
 } buf;
 
 static void reserve(buf *b, u32 n) {
-	if (n > 1u << 30) __builtin_trap(); // no 32-bit memory holds it: stop before sizes wrap
+	if (n > 1u << 30 || b->len + n > 1u << 30) __builtin_trap(); // over 1 GiB: stop before sizes wrap
 	if (b->len + n <= b->cap) return;
 	u32 c = b->cap ? b->cap : 256;
 	while (c < b->len + n) c *= 2;

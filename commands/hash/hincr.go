@@ -143,7 +143,7 @@ func hincrSlowDone(c *sdk.Ctx) {
 // hincrRetry runs step again unless the attempts are used up.
 func hincrRetry(c *sdk.Ctx, step sdk.Step) {
 	c.N[1]++
-	if c.N[1] >= maxAttempts {
+	if c.N[1] >= kit.MaxAttempts {
 		c.Error(kit.Contention)
 		return
 	}

@@ -1,89 +1,20 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
+
+// SSCAN pages through the key-ordered map by index (kit.MapScan says what
+// that means under concurrent writes), answering members.
+var sscan = kit.NewMapScan(codec.TypeSet, nil, false)
 
 func init() {
 	sdk.Register(sdk.Command{
 		Name: "sscan", Arity: -3, Flags: []string{"readonly"},
 		FirstKey: 1, LastKey: 1, Step: 1, Group: "set", Since: "2.8.0",
 		Summary: "Iterates over members of a set.",
-		Run:     runSScan,
+		Run:     sscan.Run,
 	})
-}
-
-// SSCAN pages through the key-ordered map: the cursor is the index of the
-// next member, COUNT (default 10) the page size, and the cursor returned is
-// 0 after the last page. MATCH filters a page after it is read, as in
-// Redis, so a page may come back short or empty before the end.
-//
-// Guarantees under concurrent writes differ from Redis's: a member added
-// before the cursor shifts later members up, so a member may be returned
-// twice (Redis allows that too); a member removed before the cursor shifts
-// later ones down, so one member present for the whole scan may be skipped
-// (Redis never skips). Redis answers a small set in one page whatever the
-// COUNT; respike always pages by COUNT.
-//
-// Ctx.N: [0] cursor (uint64 bits), [1] count, [2] MATCH argument index or
-// 0, [4] an option error to report once the key is known to exist (Redis
-// checks the key before the options).
-func runSScan(c *sdk.Ctx) {
-	cursor, ok := kit.ParseCursor(c.Arg(2))
-	if !ok {
-		c.Error("ERR invalid cursor")
-		return
-	}
-	o := kit.ParseScanOpts(c, 3, false)
-	c.N[0] = int64(cursor)
-	c.N[1] = o.Count
-	c.N[2] = o.Match
-	c.N[4] = o.Err
-	c.Record(c.Arg(1)).Guard(codec.TypeSet).
-		MapSize(codec.BinValue).
-		MapGetByIndex(codec.BinValue, codec.ReturnKey, int64(min(cursor, kit.MaxScanIndex)), min(o.Count, kit.MaxScanIndex))
-	c.Exec(sscanDone)
-}
-
-func sscanDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		kit.EmptyScan(c)
-		return
-	default:
-		kit.GuardFailed(c, r)
-		return
-	}
-	if msg := kit.ScanOptError(c.N[4]); msg != "" {
-		c.Error(msg)
-		return
-	}
-	ms := r.Value(1).List
-	next := kit.NextCursor(uint64(c.N[0]), uint64(c.N[1]), kit.IntOf(r.Value(0)))
-	var pattern []byte
-	if c.N[2] != 0 {
-		pattern = c.Arg(int(c.N[2]))
-	}
-	n := 0
-	for i := range ms {
-		if pattern == nil || kit.Match(pattern, ms[i].Bytes) {
-			n++
-		}
-	}
-	w := c.Reply()
-	w.Array(2)
-	var tmp [20]byte
-	w.Bulk(strconv.AppendUint(tmp[:0], next, 10))
-	w.Array(n)
-	for i := range ms {
-		if pattern == nil || kit.Match(pattern, ms[i].Bytes) {
-			w.Bulk(ms[i].Bytes)
-		}
-	}
 }

@@ -165,6 +165,22 @@ func (c *Call) MapRemoveByKeyRange(bin string, ret MapReturn, begin, end Value) 
 	return c.op(Op{Code: OpMapRemoveByKeyRange, Bin: bin, Return: ret, Value: begin, Value2: end})
 }
 
+// MapGetByValueRelRank returns count items (count < 0: to the end) from
+// the rank rel counted from the first item whose value is at least anchor
+// (so rel 0 starts there, rel -1 one below), in rank order. A range partly
+// out of bounds returns its in-bounds part. ZRANGEBYSCORE … LIMIT reads
+// exactly its page with it.
+func (c *Call) MapGetByValueRelRank(bin string, ret MapReturn, anchor Value, rel, count int64) *Call {
+	return c.op(Op{Code: OpMapGetByValueRelRank, Bin: bin, Return: ret, Value: anchor, Index: rel, Count: count})
+}
+
+// MapGetByKeyRelIndex returns count items (count < 0: to the end) from the
+// index rel counted from the first key at least anchor, in key order. A
+// range partly out of bounds returns its in-bounds part.
+func (c *Call) MapGetByKeyRelIndex(bin string, ret MapReturn, anchor Value, rel, count int64) *Call {
+	return c.op(Op{Code: OpMapGetByKeyRelIndex, Bin: bin, Return: ret, Value: anchor, Index: rel, Count: count})
+}
+
 // MapClear removes every item of a map bin.
 func (c *Call) MapClear(bin string) *Call { return c.binOp(OpMapClear, bin) }
 

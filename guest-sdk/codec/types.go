@@ -227,6 +227,8 @@ const (
 	OpMapRemoveByRank       // Index = rank, Count (Count < 0: to the end); returns per Return
 	OpMapRemoveByValueRange // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 	OpMapRemoveByKeyRange   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
+	OpMapGetByValueRelRank  // Value = anchor, Index = rank relative to the first item whose value is >= anchor, Count (< 0: to the end); returns per Return, in rank order
+	OpMapGetByKeyRelIndex   // Value = anchor key, Index = index relative to the first key >= anchor, Count (< 0: to the end); returns per Return, in key order
 )
 
 // MapWriteFlags are Aerospike's map write flags.
@@ -263,6 +265,9 @@ const (
 	ReturnValue                     // list of values
 	ReturnKeyValue                  // map of matched items (flattened pairs)
 	ReturnExists                    // bool: whether any item matched
+	// Added after ReturnExists (new types go at the end):
+	ReturnRank        // list of ints: each selected item's rank (0 = lowest value), in selection order
+	ReturnReverseRank // list of ints: each selected item's rank counted from the highest (0 = highest)
 )
 
 // ReturnInverted, or-ed into the return type of a map get or remove by

@@ -213,6 +213,10 @@ func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {
 		return as.MapReturnType.KEY_VALUE, true
 	case codec.ReturnExists:
 		return as.MapReturnType.EXISTS, true
+	case codec.ReturnRank:
+		return as.MapReturnType.RANK, true
+	case codec.ReturnReverseRank:
+		return as.MapReturnType.REVERSE_RANK, true
 	}
 	return 0, false
 }
@@ -640,7 +644,8 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex,
 		codec.OpMapGetByRank, codec.OpMapRemoveByRank,
 		codec.OpMapGetByValues, codec.OpMapRemoveByValueRange,
-		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
+		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange,
+		codec.OpMapGetByValueRelRank, codec.OpMapGetByKeyRelIndex:
 		t.translateSelect(i, op, p)
 
 	case codec.OpMapClear:
@@ -762,6 +767,24 @@ func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
 		} else {
 			o = as.MapRemoveByValueRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)
 			p.untrackMap(op.Bin)
+		}
+	case codec.OpMapGetByValueRelRank:
+		// Aerospike answers in map (key) order: sorted into rank order as
+		// for value ranges.
+		switch ret {
+		case codec.ReturnKey, codec.ReturnValue, codec.ReturnKeyValue:
+			rt, s.dec = as.MapReturnType.KEY_VALUE, decValueRange
+		}
+		if cnt < 0 {
+			o = as.MapGetByValueRelativeRankRangeOp(op.Bin, toClient(op.Value), idx, rt)
+		} else {
+			o = as.MapGetByValueRelativeRankRangeCountOp(op.Bin, toClient(op.Value), idx, cnt, rt)
+		}
+	case codec.OpMapGetByKeyRelIndex:
+		if cnt < 0 {
+			o = as.MapGetByKeyRelativeIndexRangeOp(op.Bin, toClient(op.Value), idx, rt)
+		} else {
+			o = as.MapGetByKeyRelativeIndexRangeCountOp(op.Bin, toClient(op.Value), idx, cnt, rt)
 		}
 	case codec.OpMapGetByKeyRange:
 		o = as.MapGetByKeyRangeOp(op.Bin, toClient(op.Value), toClient(op.Value2), rt)

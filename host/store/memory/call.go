@@ -96,12 +96,13 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapRemoveByRank,
 			codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange:
 			writes = true
-			if o.Return.Type() > codec.ReturnExists {
+			if o.Return.Type() > codec.ReturnReverseRank {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
-		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange:
-			if o.Return.Type() > codec.ReturnExists {
+		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange,
+			codec.OpMapGetByValueRelRank, codec.OpMapGetByKeyRelIndex:
+			if o.Return.Type() > codec.ReturnReverseRank {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		default:

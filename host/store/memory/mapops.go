@@ -468,6 +468,20 @@ func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
 			hi, _ = slices.BinarySearchFunc(r, &o.Value2, below)
 		}
 		idx = appendRun(idx, r, lo, max(lo, hi), inv)
+	case codec.OpMapGetByValueRelRank:
+		r := m.rankOrder()
+		anchor, _ := slices.BinarySearchFunc(r, &o.Value, func(i int32, v *codec.Value) int {
+			if compare(&m.e[i].v, v) < 0 {
+				return -1
+			}
+			return 1
+		})
+		start, count := relRange(anchor, o.Index, o.Count, n)
+		idx = append(idx, r[start:start+count]...)
+	case codec.OpMapGetByKeyRelIndex:
+		anchor, _ := m.find(&o.Value)
+		start, count := relRange(anchor, o.Index, o.Count, n)
+		idx = appendSpan(idx, start, start+count, n, false)
 	case codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
 		lo := 0
 		if !o.Value.IsNil() {
@@ -546,6 +560,23 @@ func indexRange(index, count int64, n int) (start, cnt int) {
 	return int(index), int(min(c, uint64(size-index)))
 }
 
+// relRange turns a position relative to anchor and a count (negative: to
+// the end) into absolute in-bounds positions, as Aerospike's relative
+// rank and index selections do: a range partly out of bounds yields its
+// in-bounds part.
+func relRange(anchor int, rel, count int64, n int) (start, cnt int) {
+	s := int64(anchor) + rel
+	end := int64(n)
+	if count >= 0 {
+		end = min(end, s+count)
+	}
+	s = max(s, 0)
+	if s >= end {
+		return 0, 0
+	}
+	return int(s), int(end - s)
+}
+
 // result builds what a map read or remove returns for the selected items.
 func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
 	ret = ret.Type()
@@ -562,6 +593,24 @@ func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
 			} else {
 				l[j] = m.e[i].v
 			}
+		}
+		return codec.Value{Kind: codec.KindList, List: l}
+	case codec.ReturnRank, codec.ReturnReverseRank:
+		order := m.rankOrder()
+		l := make([]codec.Value, len(idx))
+		for j, i := range idx {
+			// The rank order is by value, then position (key order).
+			at, _ := slices.BinarySearchFunc(order, i, func(a, b int32) int {
+				if c := compare(&m.e[a].v, &m.e[b].v); c != 0 {
+					return c
+				}
+				return int(a - b)
+			})
+			r := int64(at)
+			if ret == codec.ReturnReverseRank {
+				r = int64(len(m.e)) - 1 - r
+			}
+			l[j] = codec.Int(r)
 		}
 		return codec.Value{Kind: codec.KindList, List: l}
 	case codec.ReturnKeyValue:

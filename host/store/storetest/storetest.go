@@ -95,6 +95,9 @@ var cases = []testCase{
 	{"MapInvertedRemove", testMapInvertedRemove},
 	{"MapKeepHighestRanks", testMapKeepHighestRanks},
 	{"MapRangeRemoveEdges", testMapRangeRemoveEdges},
+	{"MapByValueRelRank", testMapByValueRelRank},
+	{"MapByKeyRelIndex", testMapByKeyRelIndex},
+	{"MapReturnRank", testMapReturnRank},
 	{"MapKeyOrder", testMapKeyOrder},
 	{"MapClear", testMapClear},
 	{"MapEmptyStays", testMapEmptyStays},
@@ -1549,4 +1552,114 @@ func testMapRangeRemoveEdges(e *env) {
 	e.fails(e.rec("inv").MapPut(codec.BinValue, 0, []codec.Value{b("a"), b("1")}).
 		Op(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue, Return: codec.ReturnInverted}), codec.InvalidOperation)
 	e.missing("inv")
+}
+
+// floatItems makes a sorted-set style map of float scores in both map
+// orders: a=3 b=1 c=2 d=2 e=5 f=-inf g=+inf.
+func (e *env) floatItems(name string, order uint32) {
+	e.t.Helper()
+	e.ok(e.rec(name).Put(codec.BinType, codec.Str(codec.TypeZSet)).MapPut(codec.BinValue, order, []codec.Value{
+		b("a"), f64(3),
+		b("b"), f64(1),
+		b("c"), f64(2),
+		b("d"), f64(2),
+		b("e"), f64(5),
+		b("f"), f64(math.Inf(-1)),
+		b("g"), f64(math.Inf(1)),
+	}))
+}
+
+func testMapByValueRelRank(e *env) {
+	for _, o := range mapOrders {
+		name := "k" + o.name
+		e.floatItems(name, o.flag)
+		// Rank order: f(-inf) b(1) c(2) d(2) a(3) e(5) g(+inf).
+		r := e.ok(e.rec(name).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(2), 0, 2).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKeyValue, f64(2), 1, 2).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(2.5), -2, 3).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(4), 0, -1).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(1), -3, 2).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(1), -3, 3).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnCount, f64(math.Inf(1)), 1, 5).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(math.Inf(-1)), 0, 1).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnValue, f64(100), -1, 1).
+			MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(0), 5, 10))
+		e.eq(o.name+": from 2, two", r.Values[0], list(b("c"), b("d")))
+		e.eq(o.name+": from 2, skip one", r.Values[1], codec.Map(b("d"), f64(2), b("a"), f64(3)))
+		e.eq(o.name+": two below 2.5 and one at it", r.Values[2], list(b("c"), b("d"), b("a")))
+		e.eq(o.name+": from 4 to the end", r.Values[3], list(b("e"), b("g")))
+		e.eq(o.name+": before the start", r.Values[4], list())
+		e.eq(o.name+": partly before the start", r.Values[5], list(b("f")))
+		e.eq(o.name+": past the end", r.Values[6], i64(0))
+		e.eq(o.name+": -inf anchor", r.Values[7], list(b("f")))
+		e.eq(o.name+": the one below an anchor past all finite", r.Values[8], list(f64(5)))
+		e.eq(o.name+": clipped at the end", r.Values[9], list(b("g")))
+	}
+	e.missingBinReads(func(c *codec.Call) *codec.Call {
+		return c.MapGetByValueRelRank(codec.BinValue, codec.ReturnKey, f64(1), 0, 1)
+	})
+}
+
+func testMapByKeyRelIndex(e *env) {
+	for _, o := range mapOrders {
+		name := "k" + o.name
+		e.floatItems(name, o.flag)
+		r := e.ok(e.rec(name).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("c"), 0, 2).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKeyValue, b("bb"), 1, 2).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("c"), -2, 3).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("e"), 0, -1).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("a"), -3, 2).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnCount, b("z"), 0, 5).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("z"), -1, 1))
+		e.eq(o.name+": from c, two", r.Values[0], list(b("c"), b("d")))
+		e.eq(o.name+": after bb, skip one", r.Values[1], codec.Map(b("d"), f64(2), b("e"), f64(5)))
+		e.eq(o.name+": two before c", r.Values[2], list(b("a"), b("b"), b("c")))
+		e.eq(o.name+": from e to the end", r.Values[3], list(b("e"), b("f"), b("g")))
+		e.eq(o.name+": before the start", r.Values[4], list())
+		e.eq(o.name+": past the end", r.Values[5], i64(0))
+		e.eq(o.name+": the last", r.Values[6], list(b("g")))
+	}
+	e.missingBinReads(func(c *codec.Call) *codec.Call {
+		return c.MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b("a"), 0, 1)
+	})
+}
+
+func testMapReturnRank(e *env) {
+	for _, o := range mapOrders {
+		name := "k" + o.name
+		e.floatItems(name, o.flag)
+		// Rank order: f(-inf) b(1) c(2) d(2) a(3) e(5) g(+inf).
+		r := e.ok(e.rec(name).
+			MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("a")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("a")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("d")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("c")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("zz")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("g")}).
+			MapGetByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("f")}))
+		e.eq(o.name+": rank of a", r.Values[0], list(i64(4)))
+		e.eq(o.name+": reverse rank of a", r.Values[1], list(i64(2)))
+		e.eq(o.name+": tie broken by key", r.Values[2], list(i64(3)))
+		e.eq(o.name+": reverse rank of c", r.Values[3], list(i64(4)))
+		e.eq(o.name+": missing member", r.Values[4], list())
+		e.eq(o.name+": +inf is last", r.Values[5], list(i64(6)))
+		e.eq(o.name+": -inf is last in reverse", r.Values[6], list(i64(6)))
+		// A removal answers the ranks the items had.
+		r = e.ok(e.rec(name).MapRemoveByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("e")}).MapSize(codec.BinValue))
+		e.eq(o.name+": rank of a removed item", r.Values[0], list(i64(5)))
+		e.eq(o.name+": size after", r.Values[1], i64(6))
+	}
+}
+
+// missingBinReads checks that a map read on a record without the map bin
+// matches nothing, as every map read does (testMapMissingBin).
+func (e *env) missingBinReads(read func(c *codec.Call) *codec.Call) {
+	e.t.Helper()
+	e.ok(e.rec("nomap").Put(codec.BinType, codec.Str(codec.TypeZSet)))
+	r := e.ok(read(e.rec("nomap")))
+	if r.Values[0].Len() != 0 {
+		e.t.Errorf("read of a missing map bin matched something: %s", show(r.Values[0]))
+	}
 }

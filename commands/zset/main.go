@@ -1,0 +1,383 @@
+// Command zset is respike's module of Redis sorted-set commands: ZADD,
+// ZINCRBY, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT,
+// ZRANGE, ZRANGESTORE, ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
+// ZRANGEBYLEX, ZREVRANGEBYLEX, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE,
+// ZREMRANGEBYLEX, ZPOPMIN, ZPOPMAX, ZMPOP, ZRANDMEMBER, ZUNION, ZINTER,
+// ZDIFF, ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZINTERCARD and ZSCAN.
+//
+// Data model: one key is one record with bin "t" = "zset" and bin "v" = a
+// key-value-ordered map member → score. Members are bytes; a score is
+// always a float64, so that the store's rank order (by value, equal values
+// by key) is Redis's order (by score, equal scores by member bytes): an
+// Aerospike map ranks every integer below every float, so one integer
+// score would break it. A score of -0 is stored as 0, as Redis 7.0 does
+// for a small sorted set.
+//
+// Atomicity: every single-key command is one atomic operate on its record
+// except ZADD with GT or LT, ZADD INCR with a condition or an infinite
+// increment, and rank ranges whose ends have different signs, which are
+// guarded by the record's generation (or size) and retried; see the
+// commands' files. Writes carry the type guard, so WRONGTYPE is decided
+// atomically with the write; a write that empties the map deletes the
+// record in the same operate, and writes leave the record's TTL as it is.
+// Range commands read or remove only the items they answer, with the
+// store's rank, value-range and key-range operations.
+package main
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func main() {}
+
+func init() { sdk.Module("zset", "1.0.0") }
+
+// tagZSet is the type tag of every sorted-set record, built once because
+// codec.Str allocates.
+var tagZSet = codec.Str(codec.TypeZSet)
+
+// Error texts of the sorted-set commands (Redis 7.0).
+const (
+	errNaN         = "ERR resulting score is not a number (NaN)"
+	errMinMax      = "ERR min or max is not a float"
+	errLexRange    = "ERR min or max not valid string range item"
+	errTooManyArgs = "ERR respike: too many members in one command for the module's memory"
+)
+
+// parseScore parses a score as Redis's string2d does (strtod, the whole
+// argument, no leading space, no NaN, no overflow or underflow to zero).
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isSpace(b[0]) {
+		return 0, false
+	}
+	f, ok := strtod(b)
+	if ok && f == 0 && underflows(b) {
+		return 0, false // strtod's ERANGE with a zero result
+	}
+	return f, ok
+}
+
+// underflows reports whether a number that parsed as 0 has a non-zero
+// digit before its exponent: it underflowed.
+func underflows(b []byte) bool {
+	hex := false
+	for _, ch := range b {
+		switch {
+		case ch == 'x' || ch == 'X':
+			hex = true
+		case ch >= '1' && ch <= '9':
+			return true
+		case hex && ((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')):
+			return true
+		case ch == 'p' || ch == 'P' || (!hex && (ch == 'e' || ch == 'E')):
+			return false
+		}
+	}
+	return false
+}
+
+// isSpace is C's isspace in the C locale.
+func isSpace(ch byte) bool {
+	return ch == ' ' || (ch >= '\t' && ch <= '\r')
+}
+
+// strtod parses all of b as C's strtod would (decimal or hexadecimal, inf,
+// infinity), refusing NaN and results that overflow or underflow to zero.
+func strtod(b []byte) (float64, bool) {
+	s := string(b)
+	body := s
+	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
+		body = body[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		// Go's parser takes underscores between digits, C's does not.
+		if s[i] == '_' {
+			return 0, false
+		}
+	}
+	if len(body) > 1 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		hasP := false
+		for i := 2; i < len(body); i++ {
+			if body[i] == 'p' || body[i] == 'P' {
+				hasP = true
+			}
+		}
+		if !hasP {
+			s += "p0" // C allows a hexadecimal float without an exponent
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// appendScore formats a score as Redis 7.0 replies with it: C's %.17g,
+// and inf, -inf.
+func appendScore(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// replyScore writes a score: a bulk string in RESP2, a double in RESP3.
+func replyScore(c *sdk.Ctx, f float64) {
+	var tmp [32]byte
+	b := appendScore(tmp[:0], f)
+	w := c.Reply()
+	if w.RESP3() {
+		w.Raw([]byte{','})
+		w.Raw(b)
+		w.Raw([]byte{'\r', '\n'})
+		return
+	}
+	w.Bulk(b)
+}
+
+// scoreOf reads a stored score; a foreign integer reads as its value. -0
+// reads as 0 (respike's own increments can leave a -0 behind).
+func scoreOf(v *codec.Value) float64 {
+	var f float64
+	switch v.Kind {
+	case codec.KindFloat:
+		f = v.Float
+	case codec.KindInt:
+		f = float64(v.Int)
+	}
+	if f == 0 {
+		return 0
+	}
+	return f
+}
+
+// replyStored writes a stored score (kit.MapScan and kit.Sample's value
+// writer).
+func replyStored(c *sdk.Ctx, v *codec.Value) { replyScore(c, scoreOf(v)) }
+
+// storeScore is the value a score is stored as: always a float, -0 as 0.
+func storeScore(f float64) codec.Value {
+	if f == 0 {
+		f = 0
+	}
+	return codec.Float(f)
+}
+
+// openPairs opens a reply of n members, with their scores when withScores:
+// RESP2 one flat array, RESP3 an array of [member, score] pairs.
+func openPairs(c *sdk.Ctx, n int, withScores bool) {
+	w := c.Reply()
+	if withScores && !w.RESP3() {
+		w.Array(2 * n)
+		return
+	}
+	w.Array(n)
+}
+
+// writePair writes one member, with its score when withScores.
+func writePair(c *sdk.Ctx, member []byte, score float64, withScores bool) {
+	w := c.Reply()
+	if !withScores {
+		w.Bulk(member)
+		return
+	}
+	if w.RESP3() {
+		w.Array(2)
+	}
+	w.Bulk(member)
+	replyScore(c, score)
+}
+
+// replyItems answers key-value pairs kv (flattened), forward or reversed.
+func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
+	n := len(kv) / 2
+	openPairs(c, n, withScores)
+	for j := range n {
+		i := j
+		if reverse {
+			i = n - 1 - j
+		}
+		writePair(c, kv[2*i].Bytes, scoreOf(&kv[2*i+1]), withScores)
+	}
+}
+
+// wrongArgs is Redis's arity error for command name (lower case).
+func wrongArgs(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// failed answers a call that did not succeed and is not a missing key.
+func failed(c *sdk.Ctx, r *codec.Result) { kit.GuardFailed(c, r) }
+
+// scoreRange is a BYSCORE range as the store's value ranges take it: the
+// scores in [lo, hi), hi Nil meaning up to +inf included.
+type scoreRange struct {
+	lo, hi codec.Value
+	empty  bool
+}
+
+// parseBound parses one end of a score range as Redis's zslParseRange: an
+// optional '(' for exclusive, then strtod of the rest, which must consume
+// it all (up to a NUL, as C reads it); leading spaces are skipped and an
+// empty number is 0. NaN is refused.
+func parseBound(b []byte) (f float64, excl, ok bool) {
+	for i, ch := range b {
+		if ch == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) > 0 && b[0] == '(' {
+		excl = true
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, excl, true
+	}
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return 0, excl, false // strtod converted nothing: the spaces remain
+	}
+	f, ok = strtodRange(b[i:])
+	return f, excl, ok
+}
+
+// strtodRange is strtod where overflow and underflow are accepted (to
+// ±inf and 0), as zslParseRange does not check errno.
+func strtodRange(b []byte) (float64, bool) {
+	if f, ok := strtod(b); ok {
+		return f, true
+	}
+	for _, ch := range b {
+		if ch == '_' {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !math.IsNaN(f) {
+		return f, true // overflow: ±inf, which strtod returns too
+	}
+	return 0, false
+}
+
+// parseScoreRange parses min and max as Redis does and turns them into a
+// half-open float range.
+func parseScoreRange(minArg, maxArg []byte) (scoreRange, bool) {
+	lo, loEx, ok1 := parseBound(minArg)
+	hi, hiEx, ok2 := parseBound(maxArg)
+	if !ok1 || !ok2 {
+		return scoreRange{}, false
+	}
+	r := scoreRange{}
+	if lo > hi || (lo == hi && (loEx || hiEx)) {
+		r.empty = true
+		return r, true
+	}
+	if loEx {
+		lo = math.Nextafter(lo, math.Inf(1))
+	}
+	r.lo = codec.Float(lo)
+	switch {
+	case !hiEx && math.IsInf(hi, 1):
+		r.hi = codec.Nil
+	case hiEx:
+		r.hi = codec.Float(hi)
+	default:
+		r.hi = codec.Float(math.Nextafter(hi, math.Inf(1)))
+	}
+	return r, true
+}
+
+// contains reports whether score f is inside the range.
+func (r *scoreRange) contains(f float64) bool {
+	if r.empty || f < r.lo.Float {
+		return false
+	}
+	return r.hi.IsNil() || f < r.hi.Float
+}
+
+// lexRange is a BYLEX range as the store's key ranges take it: the members
+// in [lo, hi), Nil meaning unbounded.
+type lexRange struct {
+	lo, hi codec.Value
+	empty  bool
+}
+
+// parseLexItem parses one end of a lex range as Redis's
+// zslParseLexRangeItem: "-", "+", "[member" or "(member". kind is '-',
+// '+', '[' or '('.
+func parseLexItem(b []byte) (kind byte, member []byte, ok bool) {
+	if len(b) == 0 {
+		return 0, nil, false
+	}
+	switch b[0] {
+	case '+', '-':
+		if len(b) > 1 && b[1] != 0 {
+			return 0, nil, false
+		}
+		return b[0], nil, true
+	case '(', '[':
+		return b[0], b[1:], true
+	}
+	return 0, nil, false
+}
+
+// parseLexRange parses min and max into a half-open key range. The
+// smallest member above m is m followed by a zero byte.
+func parseLexRange(minArg, maxArg []byte) (lexRange, bool) {
+	lk, lm, ok1 := parseLexItem(minArg)
+	hk, hm, ok2 := parseLexItem(maxArg)
+	if !ok1 || !ok2 {
+		return lexRange{}, false
+	}
+	var r lexRange
+	switch lk {
+	case '+':
+		r.empty = true
+		return r, true
+	case '-':
+		r.lo = codec.Nil
+	case '[':
+		r.lo = codec.Bytes(lm)
+	case '(':
+		r.lo = codec.Bytes(append(append([]byte(nil), lm...), 0))
+	}
+	switch hk {
+	case '-':
+		r.empty = true
+		return r, true
+	case '+':
+		r.hi = codec.Nil
+	case '[':
+		r.hi = codec.Bytes(append(append([]byte(nil), hm...), 0))
+	case '(':
+		r.hi = codec.Bytes(hm)
+	}
+	if !r.lo.IsNil() && !r.hi.IsNil() && string(r.lo.Bytes) >= string(r.hi.Bytes) {
+		r.empty = true
+	}
+	return r, true
+}
+
+// containsKey reports whether member m is inside the range.
+func (r *lexRange) containsKey(m []byte) bool {
+	if r.empty {
+		return false
+	}
+	if !r.lo.IsNil() && string(m) < string(r.lo.Bytes) {
+		return false
+	}
+	return r.hi.IsNil() || string(m) < string(r.hi.Bytes)
+}

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"math"
+
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "zadd", Arity: -4, Flags: []string{"write", "denyoom", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set", Since: "1.2.0",
+		Summary: "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
+		Run:     runZAdd,
+	}, sdk.Command{
+		Name: "zincrby", Arity: 4, Flags: []string{"write", "denyoom", "fast"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set", Since: "1.2.0",
+		Summary: "Increments the score of a member in a sorted set.",
+		Run:     runZIncrBy,
+	})
+}
+
+// ZADD and ZINCRBY.
+//
+// Without GT, LT or INCR, ZADD is one operate: the map's size, (with CH)
+// the old scores of the members given, then a map put whose flags do NX
+// (create only) or XX (update only, on an existing record): the size
+// before and after give the members added, and the old scores what CH
+// counts as changed. A member given twice is written once, with the value
+// Redis would leave: the first under NX, the last otherwise.
+//
+// GT and LT compare with the old score, which no map write can do, so they
+// read the members' scores, work out Redis's result member by member, and
+// write it under the generation they read (create-only when the key was
+// missing), starting again when another client wrote in between. INCR
+// (and ZINCRBY) without NX, XX, GT or LT, by a finite increment, is one
+// atomic map increment, which cannot give NaN; otherwise it is the same
+// read-modify-write, so that NaN is refused before anything is written.
+//
+// Ctx.N: [0] the zadd* flags, [1] the argument index of the first score,
+// [2] attempts, [3] the generation read, [4] 1 when the key existed.
+
+const (
+	zaddNX = 1 << iota
+	zaddXX
+	zaddCH
+	zaddIncr
+	zaddGT
+	zaddLT
+)
+
+func runZIncrBy(c *sdk.Ctx) {
+	if _, ok := parseScore(c.Arg(2)); !ok {
+		c.Error(kit.NotFloat)
+		return
+	}
+	c.N[0], c.N[1] = zaddIncr, 2
+	zaddStart(c)
+}
+
+func runZAdd(c *sdk.Ctx) {
+	var flags int64
+	i := 2
+options:
+	for ; i < c.NArg(); i++ {
+		a := c.Arg(i)
+		switch {
+		case kit.Fold(a, "nx"):
+			flags |= zaddNX
+		case kit.Fold(a, "xx"):
+			flags |= zaddXX
+		case kit.Fold(a, "ch"):
+			flags |= zaddCH
+		case kit.Fold(a, "incr"):
+			flags |= zaddIncr
+		case kit.Fold(a, "gt"):
+			flags |= zaddGT
+		case kit.Fold(a, "lt"):
+			flags |= zaddLT
+		default:
+			break options
+		}
+	}
+	elems := c.NArg() - i
+	if elems == 0 || elems%2 != 0 {
+		c.Error(kit.Syntax)
+		return
+	}
+	has := func(f int64) bool { return flags&f != 0 }
+	if has(zaddNX) && has(zaddXX) {
+		c.Error("ERR XX and NX options at the same time are not compatible")
+		return
+	}
+	if (has(zaddGT) && has(zaddNX)) || (has(zaddLT) && has(zaddNX)) || (has(zaddGT) && has(zaddLT)) {
+		c.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	}
+	if has(zaddIncr) && elems > 2 {
+		c.Error("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	for j := i; j < c.NArg(); j += 2 {
+		if _, ok := parseScore(c.Arg(j)); !ok {
+			c.Error(kit.NotFloat)
+			return
+		}
+	}
+	c.N[0], c.N[1] = flags, int64(i)
+	zaddStart(c)
+}
+
+// zaddStart picks the path: one operate, one increment, or a
+// read-modify-write.
+func zaddStart(c *sdk.Ctx) {
+	flags := c.N[0]
+	first := int(c.N[1])
+	if flags&(zaddGT|zaddLT) != 0 || flags&zaddIncr != 0 && flags&(zaddNX|zaddXX) != 0 {
+		zaddRead(c)
+		return
+	}
+	if flags&zaddIncr != 0 {
+		delta, _ := parseScore(c.Arg(first))
+		if math.IsInf(delta, 0) {
+			zaddRead(c)
+			return
+		}
+		c.Record(c.Arg(1)).Guard(codec.TypeZSet).
+			Put(codec.BinType, tagZSet).
+			MapIncrement(codec.BinValue, codec.MapOrderKeyValue, codec.Bytes(c.Arg(first+1)), codec.Float(delta))
+		c.Exec(zincrDone)
+		return
+	}
+	n := (c.NArg() - first) / 2
+	ms := make([][]byte, n)
+	for j := range n {
+		ms[j] = c.Arg(first + 2*j + 1)
+	}
+	keep := kit.Dedup(ms, flags&zaddNX == 0)
+	kv := c.Values(2 * n)[:0]
+	for j := range n {
+		if keep == nil || keep[j] {
+			s, _ := parseScore(c.Arg(first + 2*j))
+			kv = append(kv, codec.Bytes(ms[j]), storeScore(s))
+		}
+	}
+	put := codec.MapWriteDefault | codec.MapOrderKeyValue
+	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
+	switch {
+	case flags&zaddNX != 0:
+		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	case flags&zaddXX != 0:
+		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		call.Exists(codec.ExistsUpdateOnly)
+	}
+	call.MapSize(codec.BinValue)
+	if flags&zaddCH != 0 {
+		keys := c.Values(len(kv) / 2)
+		for j := range keys {
+			keys[j] = kv[2*j]
+		}
+		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
+	} else {
+		call.MapSize(codec.BinValue) // keeps the put at op 2
+	}
+	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, tagZSet)
+	c.Exec(zaddDone)
+}
+
+// zaddDone answers the one-operate ZADD.
+func zaddDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		c.Reply().Int(0) // XX on a missing key
+		return
+	default:
+		failed(c, r)
+		return
+	}
+	if c.N[0]&zaddCH == 0 {
+		c.Reply().Int(kit.IntOf(r.Value(2)) - kit.IntOf(r.Value(0)))
+		return
+	}
+	res := zaddSimulate(c, r.Value(1).List, nil)
+	c.Reply().Int(int64(res.added + res.updated))
+}
+
+func zincrDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	if r.Code != codec.OK {
+		failed(c, r)
+		return
+	}
+	v := r.Value(1)
+	f := v.Float
+	if v.Kind == codec.KindInt {
+		f = float64(v.Int)
+	}
+	replyScore(c, f)
+}
+
+// zaddRead reads the old scores of the members given, for a
+// read-modify-write.
+func zaddRead(c *sdk.Ctx) {
+	first := int(c.N[1])
+	n := (c.NArg() - first) / 2
+	keys := c.Values(n)
+	for j := range n {
+		keys[j] = codec.Bytes(c.Arg(first + 2*j + 1))
+	}
+	c.Record(c.Arg(1)).Guard(codec.TypeZSet).MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
+	c.Exec(zaddModify)
+}
+
+// zaddModify works out Redis's result from the old scores and writes it
+// under the generation read.
+func zaddModify(c *sdk.Ctx) {
+	r := c.Result(0)
+	var old []codec.Value
+	switch r.Code {
+	case codec.OK:
+		old = r.Value(0).List
+		c.N[3], c.N[4] = int64(r.Generation), 1
+	case codec.NotFound:
+		c.N[3], c.N[4] = 0, 0
+	default:
+		failed(c, r)
+		return
+	}
+	var writes []codec.Value
+	res := zaddSimulate(c, old, &writes)
+	if res.nan {
+		c.Error(errNaN)
+		return
+	}
+	c.B = c.B[:0]
+	if res.processed > 0 {
+		c.B = appendFloatBits(c.B, res.score)
+	}
+	c.N[5] = int64(res.added + res.updated)
+	if c.N[0]&zaddCH == 0 {
+		c.N[5] = int64(res.added)
+	}
+	if len(writes) == 0 {
+		zaddReply(c)
+		return
+	}
+	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
+	if c.N[4] == 1 {
+		call.Generation(uint32(c.N[3])).Exists(codec.ExistsUpdateOnly)
+	} else {
+		call.Exists(codec.ExistsCreateOnly)
+	}
+	call.Put(codec.BinType, tagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, writes)
+	c.Exec(zaddWritten)
+}
+
+func zaddWritten(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		zaddReply(c)
+	case codec.GenerationError, codec.Exists, codec.NotFound:
+		if kit.Retry(c) {
+			zaddRead(c)
+		}
+	default:
+		failed(c, r)
+	}
+}
+
+// zaddReply answers a read-modify-write ZADD: the score (INCR; nil when
+// nothing was done) or the count.
+func zaddReply(c *sdk.Ctx) {
+	if c.N[0]&zaddIncr == 0 {
+		c.Reply().Int(c.N[5])
+		return
+	}
+	if len(c.B) < 8 {
+		c.Reply().Null()
+		return
+	}
+	replyScore(c, floatBits(c.B))
+}
+
+// zaddResult is what Redis's zsetAdd calls add up to.
+type zaddResult struct {
+	added, updated, processed int
+	score                     float64 // the last new score
+	nan                       bool
+}
+
+// zaddSimulate applies the ZADD arguments member by member to the old
+// scores (flattened member, score pairs) as Redis's zsetAdd does, and
+// appends to *writes (when not nil) the final score of every member that
+// changed.
+func zaddSimulate(c *sdk.Ctx, old []codec.Value, writes *[]codec.Value) zaddResult {
+	flags := c.N[0]
+	first := int(c.N[1])
+	cur := make(map[string]float64, len(old)/2)
+	for i := 0; i+1 < len(old); i += 2 {
+		cur[string(old[i].Bytes)] = scoreOf(&old[i+1])
+	}
+	var res zaddResult
+	var dirty []string
+	for j := first; j+1 < c.NArg(); j += 2 {
+		s, _ := parseScore(c.Arg(j))
+		m := string(c.Arg(j + 1))
+		v, exists := cur[m]
+		if !exists {
+			if flags&zaddXX != 0 {
+				continue
+			}
+			cur[m] = s
+			res.added++
+			res.processed++
+			res.score = s
+			dirty = append(dirty, m)
+			continue
+		}
+		if flags&zaddNX != 0 {
+			continue
+		}
+		if flags&zaddIncr != 0 {
+			s += v
+			if math.IsNaN(s) {
+				res.nan = true
+				return res
+			}
+		}
+		if (flags&zaddLT != 0 && s >= v) || (flags&zaddGT != 0 && s <= v) {
+			continue
+		}
+		res.processed++
+		res.score = s
+		if s != v {
+			cur[m] = s
+			res.updated++
+			dirty = append(dirty, m)
+		}
+	}
+	if writes != nil {
+		seen := make(map[string]bool, len(dirty))
+		for _, m := range dirty {
+			if !seen[m] {
+				seen[m] = true
+				*writes = append(*writes, codec.Bytes([]byte(m)), storeScore(cur[m]))
+			}
+		}
+	}
+	return res
+}
+
+// appendFloatBits and floatBits keep a float in Ctx.B between steps.
+func appendFloatBits(b []byte, f float64) []byte {
+	u := math.Float64bits(f)
+	for i := range 8 {
+		b = append(b, byte(u>>(8*i)))
+	}
+	return b
+}
+
+func floatBits(b []byte) float64 {
+	var u uint64
+	for i := range 8 {
+		u |= uint64(b[i]) << (8 * i)
+	}
+	return math.Float64frombits(u)
+}

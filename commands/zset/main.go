@@ -126,6 +126,16 @@ func appendScore(dst []byte, f float64) []byte {
 		return append(dst, "inf"...)
 	case math.IsInf(f, -1):
 		return append(dst, "-inf"...)
+	case f == 0 && math.Signbit(f):
+		return append(dst, "-0"...)
+	case f > -1e17 && f < 1e17 && f == math.Trunc(f):
+		// %.17g prints an integral value below 1e17 as its digits; formatting
+		// it as an integer skips the 128-bit arithmetic of fixed-precision
+		// float formatting, which WebAssembly has to emulate.
+		if f < 0 {
+			return appendUint(append(dst, '-'), uint64(-f))
+		}
+		return appendUint(dst, uint64(f))
 	}
 	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
@@ -198,16 +208,69 @@ func writePair(c *sdk.Ctx, member []byte, score float64, withScores bool) {
 }
 
 // replyItems answers key-value pairs kv (flattened), forward or reversed.
+// It writes the RESP bytes itself in one loop: in Go-compiled WebAssembly
+// a call per bulk string and per score cost two thirds of a 100-member
+// ZRANGE (measured with BenchmarkExecZSet).
 func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
 	n := len(kv) / 2
 	openPairs(c, n, withScores)
+	w := c.Reply()
+	resp3 := w.RESP3()
+	buf := w.Buf
+	var tmp [32]byte
 	for j := range n {
 		i := j
 		if reverse {
 			i = n - 1 - j
 		}
-		writePair(c, kv[2*i].Bytes, scoreOf(&kv[2*i+1]), withScores)
+		m := kv[2*i].Bytes
+		if withScores && resp3 {
+			buf = append(buf, "*2\r\n$"...)
+		} else {
+			buf = append(buf, '$')
+		}
+		buf = appendUint(buf, uint64(len(m)))
+		buf = append(buf, '\r', '\n')
+		buf = append(buf, m...)
+		buf = append(buf, '\r', '\n')
+		if !withScores {
+			continue
+		}
+		d := appendScore(tmp[:0], scoreOf(&kv[2*i+1]))
+		if resp3 {
+			buf = append(buf, ',')
+		} else {
+			buf = append(buf, '$')
+			buf = appendUint(buf, uint64(len(d)))
+			buf = append(buf, '\r', '\n')
+		}
+		buf = append(buf, d...)
+		buf = append(buf, '\r', '\n')
 	}
+	w.Buf = buf
+}
+
+// appendUint appends u in decimal. Below 2^32 it divides 32-bit numbers,
+// whose division by a constant WebAssembly does with a 64-bit multiply; a
+// 64-bit one needs a high multiply that it emulates.
+func appendUint(dst []byte, u uint64) []byte {
+	if u >= 1<<32 {
+		return strconv.AppendUint(dst, u, 10)
+	}
+	v := uint32(u)
+	if v < 10 {
+		return append(dst, byte('0'+v))
+	}
+	var b [10]byte
+	i := len(b)
+	for v >= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	b[i] = byte('0' + v)
+	return append(dst, b[i:]...)
 }
 
 // wrongArgs is Redis's arity error for command name (lower case).

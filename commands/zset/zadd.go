@@ -133,16 +133,19 @@ func zaddStart(c *sdk.Ctx) {
 		return
 	}
 	n := (c.NArg() - first) / 2
-	ms := make([][]byte, n)
-	for j := range n {
-		ms[j] = c.Arg(first + 2*j + 1)
+	var keep []bool // nil: every member distinct
+	if n > 1 {
+		ms := make([][]byte, n)
+		for j := range n {
+			ms[j] = c.Arg(first + 2*j + 1)
+		}
+		keep = kit.Dedup(ms, flags&zaddNX == 0)
 	}
-	keep := kit.Dedup(ms, flags&zaddNX == 0)
 	kv := c.Values(2 * n)[:0]
 	for j := range n {
 		if keep == nil || keep[j] {
 			s, _ := parseScore(c.Arg(first + 2*j))
-			kv = append(kv, codec.Bytes(ms[j]), storeScore(s))
+			kv = append(kv, codec.Bytes(c.Arg(first+2*j+1)), storeScore(s))
 		}
 	}
 	put := codec.MapWriteDefault | codec.MapOrderKeyValue

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -56,7 +58,8 @@ func init() {
 //
 // Ctx.N: [0] the kind, [1] the rf* flags, [2] LIMIT offset (rank ranges:
 // kit.Retry's attempts), [3] LIMIT count (-1: none), [4] [5] rank start and
-// end, [6] the size the rank range was computed for (-1: not read yet).
+// end, or the bits of a score range's lo and hi, [6] the size the rank
+// range was computed for (-1: not read yet).
 
 const (
 	kindAuto = iota
@@ -69,7 +72,8 @@ const (
 	rfRev = 1 << iota
 	rfWithScores
 	rfStore
-	rfEmpty // nothing can match: the read only checks the type
+	rfEmpty  // nothing can match: the read only checks the type
+	rfHiOpen // by score: the range runs to +inf included
 )
 
 // maxSpan bounds offsets and counts sent to the store: no map is that
@@ -146,6 +150,13 @@ func zrangeStart(c *sdk.Ctx, key int, kind, rev int64) {
 		if sr.empty {
 			flags |= rfEmpty
 		}
+		// Kept parsed: float parsing is dear in WebAssembly.
+		c.N[4] = int64(math.Float64bits(sr.lo.Float))
+		if sr.hi.IsNil() {
+			flags |= rfHiOpen
+		} else {
+			c.N[5] = int64(math.Float64bits(sr.hi.Float))
+		}
 	case kindLex:
 		lr, ok := parseLexRange(minArg, maxArg)
 		if !ok {
@@ -164,6 +175,15 @@ func zrangeStart(c *sdk.Ctx, key int, kind, rev int64) {
 	}
 	c.N[0], c.N[1], c.N[2], c.N[3], c.N[6] = kind, flags, offset, limit, -1
 	zrangeRead(c)
+}
+
+// savedScoreRange is the BYSCORE range zrangeStart parsed.
+func savedScoreRange(c *sdk.Ctx) scoreRange {
+	sr := scoreRange{lo: codec.Float(math.Float64frombits(uint64(c.N[4])))}
+	if c.N[1]&rfHiOpen == 0 {
+		sr.hi = codec.Float(math.Float64frombits(uint64(c.N[5])))
+	}
+	return sr
 }
 
 // zrangeKey is the argument index of the source key.
@@ -259,7 +279,7 @@ func zrangeRead(c *sdk.Ctx) {
 			call.MapGetByRank(codec.BinValue, ret, rank, count)
 		}
 	case kindScore:
-		sr, _ := parseScoreRange(zrangeBounds(c))
+		sr := savedScoreRange(c)
 		switch {
 		case limit < 0:
 			call.MapGetByValueRange(codec.BinValue, ret, sr.lo, sr.hi)
@@ -341,8 +361,13 @@ func zrangeDone(c *sdk.Ctx) {
 	offset, limit := c.N[2], c.N[3]
 	// Keep the items inside the range: a LIMIT page read from an anchor
 	// may run past the range's other end.
-	sr, _ := parseScoreRange(zrangeBounds(c))
-	lr, _ := parseLexRange(zrangeBounds(c))
+	var sr scoreRange
+	var lr lexRange
+	if kind == kindScore {
+		sr = savedScoreRange(c)
+	} else {
+		lr, _ = parseLexRange(zrangeBounds(c))
+	}
 	in := func(i int) bool {
 		if kind == kindScore {
 			return sr.contains(scoreOf(&kv[2*i+1]))

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -418,4 +419,71 @@ func i32s(n int) []api.ValueType {
 		ts[i] = api.ValueTypeI32
 	}
 	return ts
+}
+
+// zsetModule builds commands/zset once per test binary run.
+var zsetModule = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(modDir, "zset.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/zset")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build zset module: %v\n%s", err, msg)
+	}
+	return out, nil
+})
+
+// BenchmarkExecZSet measures whole Execs of the sorted-set commands that
+// scripts/bench.sh runs against redis-server, on the embedded store: ZADD,
+// ZPOPMIN, and ZRANGE 0 99 WITHSCORES and ZRANGEBYSCORE (100 members) on a
+// set of 10,000 members; store-cpu-ns/op is the store's share.
+//
+//	go test -run '^$' -bench BenchmarkExecZSet -benchtime 20000x ./host/module
+func BenchmarkExecZSet(b *testing.B) {
+	path, err := zsetModule()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := memory.New(memory.Options{})
+	defer st.Close()
+	r := newRuntime(b, Config{}, st)
+	if _, err := r.Load(context.Background(), path); err != nil {
+		b.Fatal(err)
+	}
+	load := []string{"ZADD", "big"}
+	for i := range 10000 {
+		load = append(load, strconv.Itoa(i), fmt.Sprintf("member:%05d", i))
+	}
+	do(b, r, load...)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // reply prefix
+	}{
+		{"ZADD", []string{"ZADD", "z", "1", "m"}, ":"},
+		{"ZPOPMIN", []string{"ZPOPMIN", "empty"}, "*0"},
+		{"ZRANGE100", []string{"ZRANGE", "big", "0", "99", "WITHSCORES"}, "*200"},
+		{"ZRANGEBYSCORE100", []string{"ZRANGEBYSCORE", "big", "5000", "5099", "WITHSCORES"}, "*200"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			cmd := r.Lookup([]byte(tc.args[0]))
+			start := &codec.Start{Proto: 2}
+			for _, a := range tc.args {
+				start.Args = append(start.Args, []byte(a))
+			}
+			ctx := context.Background()
+			var out []byte
+			b.ReportAllocs()
+			cpu := cpuNanos()
+			for b.Loop() {
+				out = r.Exec(ctx, cmd, start, out[:0])
+			}
+			reportCPU(b, cpu)
+			if !strings.HasPrefix(string(out), tc.want) {
+				b.Fatalf("%s = %.60q", tc.name, out)
+			}
+			if ns := storeOnly(b, r, cmd, start, st); ns > 0 {
+				b.ReportMetric(ns, "store-cpu-ns/op")
+			}
+		})
+	}
 }

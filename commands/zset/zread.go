@@ -20,8 +20,6 @@ func init() {
 		cmd("zmscore", -3, "6.2.0", "Returns the score of one or more members in a sorted set.", runZMScore),
 		cmd("zrank", 3, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", runZRank),
 		cmd("zrevrank", 3, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", runZRank),
-		cmd("zcount", 4, "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", runZCount),
-		cmd("zlexcount", 4, "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", runZLexCount),
 	)
 }
 
@@ -33,7 +31,8 @@ func runZCard(c *sdk.Ctx) {
 }
 
 // countDone answers the integer the call's first op returned; 0 for a
-// missing key or when Ctx.N[7] says the range was empty.
+// missing key or when Ctx.N[7] says the range was empty (the call only
+// checked the type).
 func countDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
@@ -54,10 +53,12 @@ func runZScore(c *sdk.Ctx) {
 	keys := c.Values(1)
 	keys[0] = codec.Bytes(c.Arg(2))
 	c.Record(c.Arg(1)).Guard(codec.TypeZSet).MapGetByKeys(codec.BinValue, codec.ReturnValue, keys)
-	c.Exec(zscoreDone)
+	c.Exec(memberDone)
 }
 
-func zscoreDone(c *sdk.Ctx) {
+// memberDone answers the one-member read: nil for a missing key or member,
+// else its rank (Ctx.N[6] = 1) or its score.
+func memberDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
@@ -69,11 +70,14 @@ func zscoreDone(c *sdk.Ctx) {
 		return
 	}
 	l := r.Value(0).List
-	if len(l) == 0 {
+	switch {
+	case len(l) == 0:
 		c.Reply().Null()
-		return
+	case c.N[6] == 1:
+		c.Reply().Int(l[0].Int)
+	default:
+		replyScore(c, scoreOf(&l[0]))
 	}
-	replyScore(c, scoreOf(&l[0]))
 }
 
 func runZMScore(c *sdk.Ctx) {
@@ -122,59 +126,9 @@ func runZRank(c *sdk.Ctx) {
 	if kit.Fold(c.Arg(0), "zrevrank") {
 		ret = codec.ReturnReverseRank
 	}
+	c.N[6] = 1
 	keys := c.Values(1)
 	keys[0] = codec.Bytes(c.Arg(2))
 	c.Record(c.Arg(1)).Guard(codec.TypeZSet).MapGetByKeys(codec.BinValue, ret, keys)
-	c.Exec(zrankDone)
-}
-
-func zrankDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		c.Reply().Null()
-		return
-	default:
-		failed(c, r)
-		return
-	}
-	l := r.Value(0).List
-	if len(l) == 0 {
-		c.Reply().Null()
-		return
-	}
-	c.Reply().Int(l[0].Int)
-}
-
-func runZCount(c *sdk.Ctx) {
-	sr, ok := parseScoreRange(c.Arg(2), c.Arg(3))
-	if !ok {
-		c.Error(errMinMax)
-		return
-	}
-	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
-	if sr.empty {
-		c.N[7] = 1
-		call.MapSize(codec.BinValue) // only the type check
-	} else {
-		call.MapGetByValueRange(codec.BinValue, codec.ReturnCount, sr.lo, sr.hi)
-	}
-	c.Exec(countDone)
-}
-
-func runZLexCount(c *sdk.Ctx) {
-	lr, ok := parseLexRange(c.Arg(2), c.Arg(3))
-	if !ok {
-		c.Error(errLexRange)
-		return
-	}
-	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
-	if lr.empty {
-		c.N[7] = 1
-		call.MapSize(codec.BinValue) // only the type check
-	} else {
-		call.MapGetByKeyRange(codec.BinValue, codec.ReturnCount, lr.lo, lr.hi)
-	}
-	c.Exec(countDone)
+	c.Exec(memberDone)
 }

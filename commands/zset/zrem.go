@@ -18,13 +18,11 @@ func init() {
 	zrem.Flags = []string{"write", "fast"}
 	sdk.Register(zrem,
 		cmd("zremrangebyrank", 4, "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", runZRemRangeByRank),
-		cmd("zremrangebyscore", 4, "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", runZRemRangeByScore),
-		cmd("zremrangebylex", 4, "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", runZRemRangeByLex),
 	)
 }
 
-// The removals are one operate each: the map removal by keys, rank range,
-// value range or key range, counting what it removed, with the type guard
+// ZREM and ZREMRANGEBYRANK are one operate each: the map removal by keys or
+// rank range, counting what it removed, with the type guard
 // and delete-if-empty, so the key never exists empty. A rank range whose
 // ends have different signs depends on the size: the size is read first
 // and the removal sent under the generation it came from, again if another
@@ -40,38 +38,6 @@ func runZRem(c *sdk.Ctx) {
 	}
 	c.Record(c.Arg(1)).Guard(codec.TypeZSet).DeleteIfEmpty(codec.BinValue).
 		MapRemoveByKeys(codec.BinValue, codec.ReturnCount, keys)
-	c.Exec(countDone)
-}
-
-func runZRemRangeByScore(c *sdk.Ctx) {
-	sr, ok := parseScoreRange(c.Arg(2), c.Arg(3))
-	if !ok {
-		c.Error(errMinMax)
-		return
-	}
-	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
-	if sr.empty {
-		c.N[7] = 1
-		call.MapSize(codec.BinValue)
-	} else {
-		call.DeleteIfEmpty(codec.BinValue).MapRemoveByValueRange(codec.BinValue, codec.ReturnCount, sr.lo, sr.hi)
-	}
-	c.Exec(countDone)
-}
-
-func runZRemRangeByLex(c *sdk.Ctx) {
-	lr, ok := parseLexRange(c.Arg(2), c.Arg(3))
-	if !ok {
-		c.Error(errLexRange)
-		return
-	}
-	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
-	if lr.empty {
-		c.N[7] = 1
-		call.MapSize(codec.BinValue)
-	} else {
-		call.DeleteIfEmpty(codec.BinValue).MapRemoveByKeyRange(codec.BinValue, codec.ReturnCount, lr.lo, lr.hi)
-	}
 	c.Exec(countDone)
 }
 

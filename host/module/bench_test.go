@@ -91,17 +91,25 @@ func BenchmarkExecGET(b *testing.B) {
 	})
 }
 
-// stringsModule builds commands/strings once per test binary run, for the
-// benchmarks of real commands.
-var stringsModule = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(modDir, "strings.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/strings")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build strings module: %v\n%s", err, msg)
-	}
-	return out, nil
-})
+// stringsModule and zsetModule build commands/strings and commands/zset
+// once per test binary run, for the benchmarks of real commands.
+var (
+	stringsModule = builtModule("strings")
+	zsetModule    = builtModule("zset")
+)
+
+// builtModule returns a function that builds commands/<family> once.
+func builtModule(family string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		out := filepath.Join(modDir, family+".wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/"+family)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build %s module: %v\n%s", family, err, msg)
+		}
+		return out, nil
+	})
+}
 
 // cModule builds examples/cstrings (the same GET, SET and INCR written in C
 // against the ABI) with clang, or reports why it cannot.
@@ -420,17 +428,6 @@ func i32s(n int) []api.ValueType {
 	}
 	return ts
 }
-
-// zsetModule builds commands/zset once per test binary run.
-var zsetModule = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(modDir, "zset.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/zset")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build zset module: %v\n%s", err, msg)
-	}
-	return out, nil
-})
 
 // BenchmarkExecZSet measures whole Execs of the sorted-set commands that
 // scripts/bench.sh runs against redis-server, on the embedded store: ZADD,

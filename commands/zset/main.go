@@ -217,6 +217,10 @@ func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
 	w := c.Reply()
 	resp3 := w.RESP3()
 	buf := w.Buf
+	if need := len(buf) + n*48 + len(kv)*8; cap(buf) < need {
+		// One growth up front rather than several in the loop.
+		buf = append(make([]byte, 0, need+need/4), buf...)
+	}
 	var tmp [32]byte
 	for j := range n {
 		i := j
@@ -229,8 +233,12 @@ func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
 		} else {
 			buf = append(buf, '$')
 		}
-		buf = appendUint(buf, uint64(len(m)))
-		buf = append(buf, '\r', '\n')
+		if len(m) < 10 {
+			buf = append(buf, byte('0'+len(m)), '\r', '\n')
+		} else {
+			buf = appendUint(buf, uint64(len(m)))
+			buf = append(buf, '\r', '\n')
+		}
 		buf = append(buf, m...)
 		buf = append(buf, '\r', '\n')
 		if !withScores {
@@ -240,9 +248,11 @@ func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
 		if resp3 {
 			buf = append(buf, ',')
 		} else {
-			buf = append(buf, '$')
-			buf = appendUint(buf, uint64(len(d)))
-			buf = append(buf, '\r', '\n')
+			if len(d) < 10 {
+				buf = append(buf, '$', byte('0'+len(d)), '\r', '\n')
+			} else {
+				buf = append(buf, '$', byte('0'+len(d)/10), byte('0'+len(d)%10), '\r', '\n')
+			}
 		}
 		buf = append(buf, d...)
 		buf = append(buf, '\r', '\n')

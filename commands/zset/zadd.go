@@ -164,8 +164,6 @@ func zaddStart(c *sdk.Ctx) {
 			keys[j] = kv[2*j]
 		}
 		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
-	} else {
-		call.MapSize(codec.BinValue) // keeps the put at op 2
 	}
 	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, tagZSet)
 	c.Exec(zaddDone)
@@ -184,7 +182,8 @@ func zaddDone(c *sdk.Ctx) {
 		return
 	}
 	if c.N[0]&zaddCH == 0 {
-		c.Reply().Int(kit.IntOf(r.Value(2)) - kit.IntOf(r.Value(0)))
+		// Op 0 is the size before, op 1 the put's size after.
+		c.Reply().Int(kit.IntOf(r.Value(1)) - kit.IntOf(r.Value(0)))
 		return
 	}
 	res := zaddSimulate(c, r.Value(1).List, nil)

@@ -76,9 +76,10 @@ const (
 	rfHiOpen // by score: the range runs to +inf included
 )
 
-// maxSpan bounds offsets and counts sent to the store: no map is that
-// large, and it keeps their sums far from overflowing.
-const maxSpan = 1 << 40
+// maxSpan bounds offsets, ranks and counts sent to the store: no map is
+// that large, it keeps their sums far from overflowing, and counts stay
+// below Aerospike's own "to the end" (UINT32_MAX).
+const maxSpan = 1 << 31
 
 // zrangeStart parses the command (key at argument key; kind and rev fixed
 // by the legacy commands, kindAuto and -1 for ZRANGE) and reads.

@@ -43,10 +43,9 @@ var tagZSet = codec.Str(codec.TypeZSet)
 
 // Error texts of the sorted-set commands (Redis 7.0).
 const (
-	errNaN         = "ERR resulting score is not a number (NaN)"
-	errMinMax      = "ERR min or max is not a float"
-	errLexRange    = "ERR min or max not valid string range item"
-	errTooManyArgs = "ERR respike: too many members in one command for the module's memory"
+	errNaN      = "ERR resulting score is not a number (NaN)"
+	errMinMax   = "ERR min or max is not a float"
+	errLexRange = "ERR min or max not valid string range item"
 )
 
 // parseScore parses a score as Redis's string2d does (strtod, the whole
@@ -198,20 +197,6 @@ func openPairs(c *sdk.Ctx, n int, withScores bool) {
 	w.Array(n)
 }
 
-// writePair writes one member, with its score when withScores.
-func writePair(c *sdk.Ctx, member []byte, score float64, withScores bool) {
-	w := c.Reply()
-	if !withScores {
-		w.Bulk(member)
-		return
-	}
-	if w.RESP3() {
-		w.Array(2)
-	}
-	w.Bulk(member)
-	replyScore(c, score)
-}
-
 // replyItems answers key-value pairs kv (flattened), forward or reversed.
 // It writes the RESP bytes itself, by index into a buffer grown ahead: in
 // Go-compiled WebAssembly a call per bulk string and per score cost two
@@ -326,11 +311,6 @@ const digits2 = "00010203040506070809" +
 	"70717273747576777879" +
 	"80818283848586878889" +
 	"90919293949596979899"
-
-// wrongArgs is Redis's arity error for command name (lower case).
-func wrongArgs(name string) string {
-	return "ERR wrong number of arguments for '" + name + "' command"
-}
 
 // failed answers a call that did not succeed and is not a missing key.
 func failed(c *sdk.Ctx, r *codec.Result) { kit.GuardFailed(c, r) }

@@ -31,9 +31,10 @@ func init() {
 // batch) to find the first that exists, as Redis walks them, then pops
 // from it; when that key is gone by then, it looks again.
 //
-// The blocking forms (BZPOPMIN, BZPOPMAX, BZMPOP) are meant to reuse
-// zpopKeys: parse, then call it, and park when it reports that no key had
-// items (ok false, nothing replied).
+// The blocking forms (BZPOPMIN, BZPOPMAX, BZMPOP) are meant to reuse this:
+// parse (keys, count, where, and the reply form popKeyed or popKeyedOne),
+// call zpopKeys, and park instead of answering where zpopEmpty is reached,
+// the one place that answers "nothing to pop".
 //
 // Ctx.N: [0] the argument index of the first key, [1] how many keys,
 // [2] attempts, [3] the count, [4] popMin or popMax, [5] the reply form,
@@ -46,9 +47,10 @@ const (
 
 // Reply forms.
 const (
-	popOne   = iota // ZPOPMIN key: a flat [member, score], or empty
-	popCount        // ZPOPMIN key count: RESP2 flat, RESP3 pairs
-	popKeyed        // ZMPOP: [key, [[member, score] ...]], or a null array
+	popOne      = iota // ZPOPMIN key: a flat [member, score], or empty
+	popCount           // ZPOPMIN key count: RESP2 flat, RESP3 pairs
+	popKeyed           // ZMPOP, BZMPOP: [key, [[member, score] ...]], or a null array
+	popKeyedOne        // BZPOPMIN, BZPOPMAX: [key, member, score], or a null array
 )
 
 func runZPop(c *sdk.Ctx, where int64) {
@@ -162,7 +164,7 @@ func zpopFrom(c *sdk.Ctx, i int) {
 
 // zpopEmpty answers when no key had items.
 func zpopEmpty(c *sdk.Ctx) {
-	if c.N[5] == popKeyed {
+	if c.N[5] == popKeyed || c.N[5] == popKeyedOne {
 		c.Reply().NullArray()
 		return
 	}
@@ -202,6 +204,11 @@ func zpopDone(c *sdk.Ctx) {
 		replyScore(c, scoreOf(&kv[1]))
 	case popCount:
 		replyItems(c, kv, true, reverse)
+	case popKeyedOne:
+		w.Array(3)
+		w.Bulk(c.Arg(int(c.N[0] + c.N[6])))
+		w.Bulk(kv[0].Bytes)
+		replyScore(c, scoreOf(&kv[1]))
 	case popKeyed:
 		w.Array(2)
 		w.Bulk(c.Arg(int(c.N[0] + c.N[6])))

@@ -179,26 +179,7 @@ func BenchmarkExecStrings(b *testing.B) {
 			if tc.name == "ECHO" {
 				rt = kv
 			}
-			cmd := rt.Lookup([]byte(tc.args[0]))
-			start := &codec.Start{Proto: 2}
-			for _, a := range tc.args {
-				start.Args = append(start.Args, []byte(a))
-			}
-			ctx := context.Background()
-			var out []byte
-			b.ReportAllocs()
-			cpu := cpuNanos()
-			for b.Loop() {
-				out = rt.Exec(ctx, cmd, start, out[:0])
-			}
-			reportCPU(b, cpu)
-			if !strings.HasPrefix(string(out), tc.want) {
-				b.Fatalf("%s = %q", tc.name, out)
-			}
-			if ns := storeOnly(b, rt, cmd, start, st); ns > 0 {
-				// What the wasm path adds to the store's own work.
-				b.ReportMetric(ns, "store-cpu-ns/op")
-			}
+			benchExec(b, rt, st, tc.args, tc.want)
 		})
 		// The same command pipelined 16 deep, as redis-benchmark -P 16
 		// sends it: ExecBatch runs the 16 in one guest call. An op is one
@@ -461,26 +442,31 @@ func BenchmarkExecZSet(b *testing.B) {
 		{"ZRANGE100", []string{"ZRANGE", "big", "0", "99", "WITHSCORES"}, "*200"},
 		{"ZRANGEBYSCORE100", []string{"ZRANGEBYSCORE", "big", "5000", "5099", "WITHSCORES"}, "*200"},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			cmd := r.Lookup([]byte(tc.args[0]))
-			start := &codec.Start{Proto: 2}
-			for _, a := range tc.args {
-				start.Args = append(start.Args, []byte(a))
-			}
-			ctx := context.Background()
-			var out []byte
-			b.ReportAllocs()
-			cpu := cpuNanos()
-			for b.Loop() {
-				out = r.Exec(ctx, cmd, start, out[:0])
-			}
-			reportCPU(b, cpu)
-			if !strings.HasPrefix(string(out), tc.want) {
-				b.Fatalf("%s = %.60q", tc.name, out)
-			}
-			if ns := storeOnly(b, r, cmd, start, st); ns > 0 {
-				b.ReportMetric(ns, "store-cpu-ns/op")
-			}
-		})
+		b.Run(tc.name, func(b *testing.B) { benchExec(b, r, st, tc.args, tc.want) })
+	}
+}
+
+// benchExec measures whole Execs of one command on rt, checks that the
+// reply starts with want, and reports the CPU per op and the store's own
+// share of it (store-cpu-ns/op: what the wasm path adds is the rest).
+func benchExec(b *testing.B, rt *Runtime, st store.Store, args []string, want string) {
+	cmd := rt.Lookup([]byte(args[0]))
+	start := &codec.Start{Proto: 2}
+	for _, a := range args {
+		start.Args = append(start.Args, []byte(a))
+	}
+	ctx := context.Background()
+	var out []byte
+	b.ReportAllocs()
+	cpu := cpuNanos()
+	for b.Loop() {
+		out = rt.Exec(ctx, cmd, start, out[:0])
+	}
+	reportCPU(b, cpu)
+	if !strings.HasPrefix(string(out), want) {
+		b.Fatalf("%s = %.60q", args[0], out)
+	}
+	if ns := storeOnly(b, rt, cmd, start, st); ns > 0 {
+		b.ReportMetric(ns, "store-cpu-ns/op")
 	}
 }

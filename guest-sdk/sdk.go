@@ -26,7 +26,10 @@
 package sdk
 
 import (
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/resp"
@@ -112,6 +115,11 @@ type Ctx struct {
 	next    Step
 	pending bool
 	vals    []Value
+
+	// A step that called Block: the keys and the timeout of the answer.
+	blocked  bool
+	blockOn  [][]byte
+	blockFor time.Duration
 
 	// N is scratch state that survives from step to step of one command
 	// (counters, flags, parsed options). It is zeroed when a command starts.
@@ -223,7 +231,7 @@ func (c *Ctx) submit(next Step) {
 	if next == nil {
 		panic("sdk: request without a next step")
 	}
-	if c.pending {
+	if c.pending || c.blocked {
 		panic("sdk: two requests in one step")
 	}
 	c.next = next
@@ -241,3 +249,62 @@ func (c *Ctx) Page() *codec.ScanPage { return &c.res.Scan }
 
 // Counted is the answer of the last Count.
 func (c *Ctx) Counted() int64 { return c.res.Count }
+
+// Block makes a blocking command wait, as BLPOP does on empty lists: the
+// command ends without replying now, and the client waits until another
+// command writes one of keys (in the connection's database, through this
+// proxy or any other on the same store) or until timeout passes (0: no
+// limit; see ParseTimeout). Call it last in a step, after writing the
+// reply the client gets if the timeout passes: the null reply of the
+// command's shape, such as c.Reply().NullArray().
+//
+// When a key is written, the command runs again from its first step, with
+// the same arguments and a new Now, on the module version then loaded: it
+// may reply, or call Block again (the timeout still counts from the first
+// call). Clients blocked on one key run again in the order they blocked,
+// one at a time while each takes what the write left.
+//
+// Where a command may not block (inside MULTI) the client gets the timeout
+// reply at once, as Redis answers BLPOP inside a transaction. No module
+// instance or goroutine waits with the client: a blocked command costs the
+// host a few hundred bytes.
+func (c *Ctx) Block(keys [][]byte, timeout time.Duration) {
+	switch {
+	case len(keys) == 0:
+		panic("sdk: Block without keys")
+	case c.pending || c.blocked:
+		panic("sdk: Block in a step that made a request")
+	case len(c.w.Buf) == 1:
+		panic("sdk: Block before the timeout reply was written")
+	}
+	c.blocked, c.blockOn, c.blockFor = true, keys, max(timeout, 0)
+}
+
+// ParseTimeout parses a blocking command's timeout argument, in seconds, as
+// Redis 7.0 does: a decimal or floating-point number, rounded up to whole
+// milliseconds; 0 means no limit. It returns the timeout, or the error
+// message to reply with ("ERR timeout is negative", ...) and false.
+func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
+	// strconv takes what C's strtold takes, save hexadecimal without an
+	// exponent; an overflow or underflow (ErrRange) is refused, as Redis
+	// refuses strtold's ERANGE. "inf" parses, and is out of range below.
+	f, err := strconv.ParseFloat(string(arg), 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, "ERR timeout is not a float or out of range", false
+	}
+	f *= 1000 // milliseconds
+	if f > math.MaxInt64 {
+		return 0, "ERR timeout is out of range", false
+	}
+	ms := math.Ceil(f)
+	if ms < 0 {
+		return 0, "ERR timeout is negative", false
+	}
+	if ms > 0 && int64(ms) > math.MaxInt64-c.Now()/1e6 {
+		return 0, "ERR timeout is out of range", false // Redis adds it to the time in milliseconds
+	}
+	if ms >= math.MaxInt64/1e6 {
+		return math.MaxInt64, "", true // beyond 292 years: no limit in practice
+	}
+	return time.Duration(ms) * time.Millisecond, "", true
+}

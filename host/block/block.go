@@ -1,0 +1,445 @@
+// Package block keeps the clients that wait in a blocking command (BLPOP,
+// BZPOPMIN, ... any module command that answers codec.StatusBlock) and
+// wakes them when one of their keys is written.
+//
+// A Registry wraps the store: every successful write call that goes
+// through it names its key, and the first client waiting on that key (in
+// that database) is woken to run its command again. Writes made through
+// other proxies on the same store are seen by polling: at an interval, one
+// batched header read of every key a client waits on, waking the waiters
+// of keys whose generation changed. Nothing is polled while no client
+// waits.
+//
+// Clients blocked on one key run again one at a time, in the order they
+// blocked, as Redis serves them: the first is woken; while it runs, more
+// writes to the key only mark it; when it ends (it replied, or blocked
+// again) the next client, or the same one, is woken if the key was written
+// meanwhile. A client that leaves while woken (timeout, CLIENT UNBLOCK,
+// disconnect) passes its wake on, so that no write is lost.
+//
+// The Registry holds no goroutine and no timer per client: the caller
+// decides how a client waits (the server parks it in its connection's
+// read) and is called back to wake it.
+package block
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
+)
+
+// DefaultPollInterval is how often a Registry reads the keys clients wait
+// on, to see writes made through other proxies, unless configured.
+const DefaultPollInterval = 20 * time.Millisecond
+
+// maxPollBatch bounds the keys of one poll request: Aerospike's batch
+// requests are limited (5000 keys by default in older servers).
+const maxPollBatch = 5000
+
+// pollTimeout bounds one poll request.
+const pollTimeout = 10 * time.Second
+
+// Options configures a Registry.
+type Options struct {
+	// PollInterval is how often the keys clients wait on are read, to wake
+	// them on writes made through other proxies; 0 never polls (one proxy
+	// per store: its own writes wake its clients).
+	PollInterval time.Duration
+	// Logger receives poll failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Registry is a store that wakes the clients blocked on the keys written
+// through it. Its methods are safe for concurrent use.
+type Registry struct {
+	st   store.Store
+	poll time.Duration
+	log  *slog.Logger
+
+	// waiting counts the parked Waiters: Exec looks at nothing else while
+	// nobody waits.
+	waiting atomic.Int64
+
+	mu      sync.Mutex
+	dbs     []map[string]*queue // by database, then key; a key with no waiter has no queue
+	polling bool                // a poll is scheduled or running
+	timer   *time.Timer
+	closed  bool
+
+	// Scratch of the poll (one runs at a time).
+	pq   []*queue
+	req  codec.Request
+	resp codec.Response
+
+	polls atomic.Int64
+}
+
+// queue is the clients waiting on one key, in the order they blocked.
+type queue struct {
+	db         int
+	key        string
+	head, tail *node
+	// busy is the Waiter woken through this key whose run has not ended;
+	// dirty records a write while it runs.
+	busy  *Waiter
+	dirty bool
+	// gen is the key's generation as last seen (0: absent); known is false
+	// until the key was read or written through this Registry.
+	gen   uint32
+	known bool
+}
+
+// node is a Waiter's place in the queue of one of its keys.
+type node struct {
+	w          *Waiter
+	q          *queue
+	prev, next *node
+}
+
+// Waiter is one blocked client. Its owner sets Wake once and reuses the
+// Waiter for each of the client's blocks.
+type Waiter struct {
+	// Wake is called, with the Registry's lock held, when the client
+	// should run its command again: it must only signal the client (it
+	// may not call the Registry).
+	Wake func()
+
+	db     int
+	nodes  []node
+	parked bool
+}
+
+// New returns a Registry over st.
+func New(st store.Store, opts Options) *Registry {
+	r := &Registry{st: st, poll: opts.PollInterval, log: opts.Logger}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+// Store is the store the Registry wraps.
+func (r *Registry) Store() store.Store { return r.st }
+
+// Inline reports whether the wrapped store never waits.
+func (r *Registry) Inline() bool { return r.st.Inline() }
+
+// Close stops polling and closes the wrapped store.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.mu.Unlock()
+	return r.st.Close()
+}
+
+// Exec runs req on the wrapped store, then wakes the clients waiting on
+// the keys of its successful write calls.
+func (r *Registry) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
+	r.st.Exec(ctx, db, req, resp)
+	if r.waiting.Load() == 0 || req.Kind != codec.ReqRecords || resp.Code != codec.OK {
+		return
+	}
+	r.written(db, req, resp)
+}
+
+// written wakes the waiters of the keys req wrote.
+func (r *Registry) written(db int, req *codec.Request, resp *codec.Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if db < 0 || db >= len(r.dbs) || len(r.dbs[db]) == 0 {
+		return
+	}
+	keys := r.dbs[db]
+	for i := range req.Calls {
+		if i >= len(resp.Results) {
+			break
+		}
+		c, res := &req.Calls[i], &resp.Results[i]
+		if res.Code != codec.OK || readOnly(c) {
+			continue
+		}
+		if q := keys[string(c.Key)]; q != nil {
+			// The write's result carries the generation it left: a poll
+			// that reads it again need not wake anyone.
+			q.gen, q.known = res.Generation, true
+			r.notify(q)
+		}
+	}
+}
+
+// readOnly reports whether a call only reads.
+func readOnly(c *codec.Call) bool {
+	for i := range c.Ops {
+		if !c.Ops[i].Code.ReadOnly() {
+			return false
+		}
+	}
+	return true
+}
+
+// notify wakes the first waiter of q, unless one woken through q still
+// runs: that one then wakes the next when it ends. Called with r.mu held.
+func (r *Registry) notify(q *queue) {
+	if q.busy != nil {
+		q.dirty = true
+		return
+	}
+	if q.head == nil {
+		return
+	}
+	q.busy, q.dirty = q.head.w, false
+	q.busy.Wake()
+}
+
+// Park registers w as waiting on keys of database db, after the clients
+// already waiting on them. keys are copied.
+func (r *Registry) Park(w *Waiter, db int, keys [][]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.park(w, db, keys)
+	if r.poll > 0 && !r.polling && !r.closed {
+		r.polling = true
+		if r.timer == nil {
+			r.timer = time.AfterFunc(r.poll, r.pollOnce)
+		} else {
+			r.timer.Reset(r.poll)
+		}
+	}
+}
+
+func (r *Registry) park(w *Waiter, db int, keys [][]byte) {
+	if w.parked {
+		panic("block: Park of a parked Waiter")
+	}
+	for len(r.dbs) <= db {
+		r.dbs = append(r.dbs, nil)
+	}
+	if r.dbs[db] == nil {
+		r.dbs[db] = make(map[string]*queue)
+	}
+	m := r.dbs[db]
+	if cap(w.nodes) < len(keys) {
+		w.nodes = make([]node, 0, len(keys))
+	}
+	w.nodes = w.nodes[:0]
+	w.db, w.parked = db, true
+	for _, k := range keys {
+		q := m[string(k)]
+		if q == nil {
+			q = &queue{db: db, key: string(k)}
+			m[q.key] = q
+		} else if w.on(q) {
+			continue // BLPOP k k: one place is enough
+		}
+		w.nodes = append(w.nodes, node{w: w, q: q})
+	}
+	// Link once the slice no longer moves.
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		n.prev = n.q.tail
+		if n.q.tail != nil {
+			n.q.tail.next = n
+		} else {
+			n.q.head = n
+		}
+		n.q.tail = n
+	}
+	r.waiting.Add(1)
+}
+
+// on reports whether w already waits on q.
+func (w *Waiter) on(q *queue) bool {
+	for i := range w.nodes {
+		if w.nodes[i].q == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Rearm keeps w waiting after its command, run again, blocked again. On
+// the same keys it keeps its places in their queues; on others it goes to
+// the end of theirs. A key written while it ran wakes it (or the client
+// before it) again.
+func (r *Registry) Rearm(w *Waiter, db int, keys [][]byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !w.parked {
+		return
+	}
+	if !w.same(db, keys) {
+		r.leave(w, false)
+		r.park(w, db, keys)
+		return
+	}
+	for i := range w.nodes {
+		if q := w.nodes[i].q; q.busy == w {
+			q.busy = nil
+			if q.dirty {
+				r.notify(q)
+			}
+		}
+	}
+}
+
+// same reports whether w waits on exactly keys (as Park would place them).
+func (w *Waiter) same(db int, keys [][]byte) bool {
+	if db != w.db {
+		return false
+	}
+	i := 0
+	for _, k := range keys {
+		if i < len(w.nodes) && w.nodes[i].q.key == string(k) {
+			i++
+			continue
+		}
+		dup := false
+		for j := 0; j < i; j++ {
+			dup = dup || w.nodes[j].q.key == string(k)
+		}
+		if !dup {
+			return false
+		}
+	}
+	return i == len(w.nodes)
+}
+
+// Done forgets w: its command replied (served), timed out, was unblocked
+// or its client went away. A key that woke w wakes the next waiter if it
+// was written while w ran, or, when w leaves unserved, in any case: the
+// write that woke w may be waiting for a taker.
+func (r *Registry) Done(w *Waiter, served bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.parked {
+		r.leave(w, served)
+	}
+}
+
+func (r *Registry) leave(w *Waiter, served bool) {
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		q := n.q
+		if n.prev != nil {
+			n.prev.next = n.next
+		} else {
+			q.head = n.next
+		}
+		if n.next != nil {
+			n.next.prev = n.prev
+		} else {
+			q.tail = n.prev
+		}
+		*n = node{}
+		if q.busy == w {
+			q.busy = nil
+			if q.dirty || !served {
+				r.notify(q)
+			}
+		}
+		if q.head == nil {
+			delete(r.dbs[q.db], q.key)
+		}
+	}
+	w.nodes = w.nodes[:0]
+	w.parked = false
+	r.waiting.Add(-1)
+}
+
+// Waiting returns the number of parked Waiters.
+func (r *Registry) Waiting() int { return int(r.waiting.Load()) }
+
+// Polls returns the number of polls run.
+func (r *Registry) Polls() int64 { return r.polls.Load() }
+
+// pollOnce reads the generation of every key a client waits on, one batch
+// request per database (of up to maxPollBatch keys), and wakes the waiters
+// of the keys that changed since they were last seen. It runs on the
+// timer's goroutine and schedules the next poll while anyone waits.
+func (r *Registry) pollOnce() {
+	r.mu.Lock()
+	if r.closed {
+		r.polling = false
+		r.mu.Unlock()
+		return
+	}
+	for db := range r.dbs {
+		if len(r.dbs[db]) == 0 {
+			continue
+		}
+		r.pq = r.pq[:0]
+		for _, q := range r.dbs[db] {
+			r.pq = append(r.pq, q)
+		}
+		for i := 0; i < len(r.pq); i += maxPollBatch {
+			r.pollBatch(db, r.pq[i:min(len(r.pq), i+maxPollBatch)])
+		}
+		clear(r.pq) // let go of queues that empty meanwhile
+	}
+	r.polls.Add(1)
+	if r.waiting.Load() > 0 && !r.closed {
+		r.timer.Reset(r.poll)
+	} else {
+		r.polling = false
+	}
+	r.mu.Unlock()
+}
+
+// pollBatch reads the headers of qs's keys in database db and wakes the
+// waiters of those that changed. Called with r.mu held; it lets go of it
+// while the store works.
+func (r *Registry) pollBatch(db int, qs []*queue) {
+	req := &r.req
+	req.Kind = codec.ReqRecords
+	if cap(req.Calls) < len(qs) {
+		req.Calls = make([]codec.Call, len(qs))
+	}
+	req.Calls = req.Calls[:len(qs)]
+	for i, q := range qs {
+		c := &req.Calls[i]
+		c.Key = append(c.Key[:0], q.key...)
+		c.Policy = codec.Policy{}
+		if cap(c.Ops) == 0 {
+			c.Ops = []codec.Op{{Code: codec.OpGetHeader}}
+		}
+		c.Ops = c.Ops[:1]
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+	r.st.Exec(ctx, db, req, &r.resp)
+	cancel()
+	r.mu.Lock()
+	if r.resp.Code != codec.OK {
+		r.log.Warn("block: polling the keys clients wait on failed", "db", db, "code", r.resp.Code, "err", r.resp.Msg)
+		return
+	}
+	for i, q := range qs {
+		if i >= len(r.resp.Results) || r.dbs[db][q.key] != q {
+			continue // left while the store worked
+		}
+		var gen uint32
+		switch res := &r.resp.Results[i]; res.Code {
+		case codec.OK:
+			gen = res.Generation
+		case codec.NotFound:
+		default:
+			continue
+		}
+		// A key first seen is news if it exists: the client that blocked
+		// on it found it empty (or absent), and it may have been written
+		// through another proxy since.
+		if gen != q.gen || !q.known && gen != 0 {
+			q.gen, q.known = gen, true
+			r.notify(q)
+		}
+		q.known = true
+	}
+}

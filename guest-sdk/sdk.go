@@ -27,6 +27,7 @@ package sdk
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -281,23 +282,18 @@ func (c *Ctx) Block(keys [][]byte, timeout time.Duration) {
 }
 
 // ParseTimeout parses a blocking command's timeout argument, in seconds, as
-// Redis 7.0 does: a decimal or floating-point number, rounded up to whole
-// milliseconds; 0 means no limit. It returns the timeout, or the error
-// message to reply with ("ERR timeout is negative", ...) and false.
+// Redis 7.0 does: a decimal, hexadecimal or floating-point number, rounded
+// up to whole milliseconds; 0 means no limit. It returns the timeout, or
+// the message of the error reply ("ERR timeout is negative", ...) and
+// false. Like Redis on x86, it takes a timeout too large for a 64-bit count
+// of milliseconds (inf, 1e16) for a negative one.
 func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
-	// strconv takes what C's strtold takes, save hexadecimal without an
-	// exponent; an overflow or underflow (ErrRange) is refused, as Redis
-	// refuses strtold's ERANGE. "inf" parses, and is out of range below.
-	f, err := strconv.ParseFloat(string(arg), 64)
-	if err != nil || math.IsNaN(f) {
+	f, ok := parseSeconds(string(arg))
+	if !ok {
 		return 0, "ERR timeout is not a float or out of range", false
 	}
-	f *= 1000 // milliseconds
-	if f > math.MaxInt64 {
-		return 0, "ERR timeout is out of range", false
-	}
-	ms := math.Ceil(f)
-	if ms < 0 {
+	ms := math.Ceil(f * 1000)
+	if ms < 0 || ms >= 1<<63 { // C's (long long) of an out-of-range value is LLONG_MIN
 		return 0, "ERR timeout is negative", false
 	}
 	if ms > 0 && int64(ms) > math.MaxInt64-c.Now()/1e6 {
@@ -307,4 +303,38 @@ func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
 		return math.MaxInt64, "", true // beyond 292 years: no limit in practice
 	}
 	return time.Duration(ms) * time.Millisecond, "", true
+}
+
+// parseSeconds parses a number as Redis's string2ld (C's strtold on an
+// x86 long double) does; false where it refuses the text.
+func parseSeconds(s string) (float64, bool) {
+	if strings.IndexByte(s, '_') >= 0 {
+		return 0, false // Go syntax, not C's
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil && !math.IsNaN(f) && (f != 0 || !strings.ContainsAny(s, "123456789")) {
+		return f, true // "inf" and "infinity" too
+	}
+	// The rare rest: hexadecimal without an exponent, infinities, and
+	// magnitudes beyond a float64 but within a long double (15-bit
+	// exponent), which strtold takes.
+	if s == "" || strings.ContainsAny(s, " \t\n\v\f\r") {
+		return 0, false
+	}
+	b, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
+	if err != nil {
+		return 0, false // NaN too
+	}
+	if b.IsInf() || b.Sign() == 0 {
+		f, _ := b.Float64()
+		return f, true
+	}
+	if exp := b.MantExp(nil); exp > 16384 || exp < -16444 {
+		return 0, false // strtold's ERANGE
+	}
+	f, _ = b.Float64() // ±Inf beyond a float64: out of range below
+	if f == 0 {
+		f = math.Copysign(math.SmallestNonzeroFloat64, float64(b.Sign()))
+	}
+	return f, true
 }

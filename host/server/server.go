@@ -57,13 +57,13 @@ type commandRuntime interface {
 
 // Server serves the Redis protocol. Create it with New.
 type Server struct {
-	cfg      config.Config
-	rt       commandRuntime
-	st       store.Store
+	cfg config.Config
+	rt  commandRuntime
+	st  store.Store
 	// reg keeps the clients blocked in a blocking command (blocking.go);
 	// blocked counts them, for INFO.
-	reg     *block.Registry
-	blocked atomic.Int64
+	reg      *block.Registry
+	blocked  atomic.Int64
 	log      *slog.Logger
 	password string
 	idle     time.Duration

@@ -304,7 +304,7 @@ func cmdClientUnblock(c *client, args [][]byte) {
 			return
 		}
 	} else if len(args) != 3 {
-		c.w.Error(errSyntax)
+		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(cstr(args[1], 128)) + "'. Try CLIENT HELP.")
 		return
 	}
 	id, ok := parseInt(args[2])

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/respike/respike/host/block"
+)
+
+// TestBlockedClientCost blocks 1,000 clients, each on a key of its own (the
+// poll's worst case: 1,000 keys read per poll), and measures what they
+// cost the proxy: the heap each blocked client adds beyond its connection,
+// and the CPU the idle proxy spends while they wait (the registry's poll,
+// every 20ms by default). Targets: under 1 KiB of heap per blocked client,
+// under 5% of one core. It logs the figures (go test -v -run
+// TestBlockedClientCost ./test/e2e); with RESPIKE_TEST_AEROSPIKE set, the
+// store is that Aerospike.
+func TestBlockedClientCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1,000 connections and measures for seconds")
+	}
+	const n = 1000
+	addr, b := newQueueProxy(t)
+	reg := b.Store.(*block.Registry)
+	admin := client(t, addr)
+
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	// Every connection has run a command: its state on the proxy is that
+	// of a connection in use.
+	for _, c := range conns {
+		if _, err := c.Write(Encode("PING")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
+			t.Fatalf("PING: %q, %v", line, err)
+		}
+	}
+	heap0, stack0 := memNow()
+	for i, c := range conns {
+		if _, err := c.Write(Encode("BQPOP", "cost:"+strconv.Itoa(i), "0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitBlocked(t, admin, n)
+	heap1, stack1 := memNow()
+	perHeap := (int64(heap1) - int64(heap0)) / n
+	perStack := (int64(stack1) - int64(stack0)) / n
+	t.Logf("heap per blocked client beyond its connection: %d B; goroutine stack growth: %d B", perHeap, perStack)
+
+	// CPU of the idle proxy with the clients blocked.
+	const span = 3 * time.Second
+	polls0 := reg.Polls()
+	cpu0, wall0 := cpuTime(t), time.Now()
+	time.Sleep(span) // measuring idle CPU over a span of time: nothing to wait for
+	cpu, wall := cpuTime(t)-cpu0, time.Since(wall0)
+	share := float64(cpu) / float64(wall) * 100
+	store := "memory"
+	if os.Getenv("RESPIKE_TEST_AEROSPIKE") != "" {
+		store = "aerospike"
+	}
+	t.Logf("%d idle blocked clients (%s store): %.2f%% of one core (%v CPU in %v; %d polls of %d keys)",
+		n, store, share, cpu.Round(time.Millisecond), wall.Round(time.Millisecond), reg.Polls()-polls0, n)
+
+	if perHeap >= 1024 {
+		t.Errorf("a blocked client costs %d B of heap, target < 1 KiB", perHeap)
+	}
+	if share >= 5 {
+		t.Errorf("1,000 idle blocked clients cost %.2f%% of a core, target < 5%%", share)
+	}
+
+	for _, c := range conns {
+		c.Close()
+	}
+	awaitBlocked(t, admin, 0)
+	if w := reg.Waiting(); w != 0 {
+		t.Fatalf("the registry still holds %d waiters after the clients left", w)
+	}
+}
+
+// memNow returns the live heap and the goroutine stacks in use, after a
+// collection.
+func memNow() (heap, stack uint64) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, ms.StackInuse
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

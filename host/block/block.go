@@ -28,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/store"
@@ -174,6 +175,9 @@ func (r *Registry) written(db int, req *codec.Request, resp *codec.Response) {
 		}
 	}
 }
+
+// headerOps are the ops of a poll's calls: the record's generation only.
+var headerOps = []codec.Op{{Code: codec.OpGetHeader}}
 
 // readOnly reports whether a call only reads.
 func readOnly(c *codec.Call) bool {
@@ -404,19 +408,17 @@ func (r *Registry) pollBatch(db int, qs []*queue) {
 	}
 	req.Calls = req.Calls[:len(qs)]
 	for i, q := range qs {
-		c := &req.Calls[i]
-		c.Key = append(c.Key[:0], q.key...)
-		c.Policy = codec.Policy{}
-		if cap(c.Ops) == 0 {
-			c.Ops = []codec.Op{{Code: codec.OpGetHeader}}
-		}
-		c.Ops = c.Ops[:1]
+		// The stores neither keep nor change a request's keys and ops: the
+		// calls share one op and alias the queues' keys, rather than cost
+		// each blocked key a copy of both.
+		req.Calls[i] = codec.Call{Key: unsafe.Slice(unsafe.StringData(q.key), len(q.key)), Ops: headerOps}
 	}
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	r.st.Exec(ctx, db, req, &r.resp)
 	cancel()
 	r.mu.Lock()
+	clear(req.Calls) // the keys of queues that may go
 	if r.resp.Code != codec.OK {
 		r.log.Warn("block: polling the keys clients wait on failed", "db", db, "code", r.resp.Code, "err", r.resp.Msg)
 		return

@@ -205,9 +205,14 @@ func (r *Registry) notify(q *queue) {
 
 // Park registers w as waiting on keys of database db, after the clients
 // already waiting on them. keys are copied.
+//
+// Then it reads the keys' generations once: a write between the
+// command's attempt and Park named no waiter, so a key that exists now (or
+// changed since this Registry last saw it) wakes its first waiter. Without
+// that read such a write would be seen only by the next poll, or never
+// when polling is off.
 func (r *Registry) Park(w *Waiter, db int, keys [][]byte) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.park(w, db, keys)
 	if r.poll > 0 && !r.polling && !r.closed {
 		r.polling = true
@@ -215,6 +220,61 @@ func (r *Registry) Park(w *Waiter, db int, keys [][]byte) {
 			r.timer = time.AfterFunc(r.poll, r.pollOnce)
 		} else {
 			r.timer.Reset(r.poll)
+		}
+	}
+	r.mu.Unlock()
+	r.check(db, keys)
+}
+
+// checkScratch is a request and response for check, pooled: blocks are
+// frequent enough to reuse them, too rare to keep one per client.
+type checkScratch struct {
+	req  codec.Request
+	resp codec.Response
+}
+
+var checkPool = sync.Pool{New: func() any { return new(checkScratch) }}
+
+// check reads the generations of keys in database db and wakes the
+// waiters of those that exist and that the Registry had not seen so.
+func (r *Registry) check(db int, keys [][]byte) {
+	sc := checkPool.Get().(*checkScratch)
+	defer checkPool.Put(sc)
+	req := &sc.req
+	req.Kind, req.Calls = codec.ReqRecords, req.Calls[:0]
+	for _, k := range keys {
+		req.Calls = append(req.Calls, codec.Call{Key: k, Ops: headerOps})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+	r.st.Exec(ctx, db, req, &sc.resp)
+	cancel()
+	clear(req.Calls) // the caller's keys
+	if sc.resp.Code != codec.OK {
+		r.log.Warn("block: reading the keys a client blocks on failed", "db", db, "code", sc.resp.Code, "err", sc.resp.Msg)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, k := range keys {
+		if i >= len(sc.resp.Results) || db >= len(r.dbs) {
+			break
+		}
+		q := r.dbs[db][string(k)]
+		if q == nil {
+			continue
+		}
+		var gen uint32
+		switch res := &sc.resp.Results[i]; res.Code {
+		case codec.OK:
+			gen = res.Generation
+		case codec.NotFound:
+		default:
+			continue
+		}
+		news := gen != 0 && (!q.known || gen != q.gen)
+		q.gen, q.known = gen, true
+		if news {
+			r.notify(q)
 		}
 	}
 }

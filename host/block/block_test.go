@@ -151,9 +151,9 @@ func TestPoll(t *testing.T) {
 		t.Fatal("the poll never woke the waiter")
 	}
 	r.Done(a, true)
-	// A key that exists when first polled wakes its waiter (a write may
-	// have come between the command's attempt and the poll); a poll that
-	// sees it unchanged afterwards does not.
+	// A key that exists when a client parks wakes it (a write may have
+	// come between the command's attempt and Park); a poll that sees it
+	// unchanged afterwards does not.
 	r.Park(existing, 0, keys("old"))
 	if got := <-w.ch; got != "existing" {
 		t.Fatalf("woken %s", got)
@@ -210,4 +210,26 @@ func TestRearmOnOtherKeys(t *testing.T) {
 		t.Fatalf("woken %v", got)
 	}
 	r.Done(a, true)
+}
+
+// TestParkSeesEarlierWrite: a write that lands between a command's attempt
+// and its Park (here, one made around the registry) wakes the waiter at
+// once, with polling off.
+func TestParkSeesEarlierWrite(t *testing.T) {
+	st := memory.New(memory.Options{})
+	r := New(st, Options{})
+	put(t, New(st, Options{}), 0, "k")
+	var w wakes
+	a, b := w.waiter("a"), w.waiter("b")
+	r.Park(a, 0, keys("k"))
+	if got := w.take(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("woken %v, want [a]", got)
+	}
+	r.Rearm(a, 0, keys("k")) // it found nothing it could serve
+	r.Park(b, 0, keys("k"))  // the key unchanged since: nothing new
+	if got := w.take(); len(got) != 0 {
+		t.Fatalf("woken %v by an unchanged key", got)
+	}
+	r.Done(a, false)
+	r.Done(b, false)
 }

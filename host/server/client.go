@@ -277,6 +277,11 @@ func (c *client) runPipe() {
 			break
 		}
 		items = items[ran+1:]
+		// The commands after it start now, not when they were read.
+		now := c.wallOff + c.clock
+		for i := range items {
+			items[i].Start.Now = now
+		}
 	}
 	if blk != nil {
 		putBlock(blk)

@@ -89,10 +89,9 @@ type queue struct {
 	// dirty records a write while it runs.
 	busy  *Waiter
 	dirty bool
-	// gen is the key's generation as last seen (0: absent); known is false
-	// until the key was read or written through this Registry.
-	gen   uint32
-	known bool
+	// gen is the key's generation as last seen by a read or a write
+	// through this Registry; 0: absent, or not seen yet.
+	gen uint32
 }
 
 // node is a Waiter's place in the queue of one of its keys.
@@ -170,7 +169,7 @@ func (r *Registry) written(db int, req *codec.Request, resp *codec.Response) {
 		if q := keys[string(c.Key)]; q != nil {
 			// The write's result carries the generation it left: a poll
 			// that reads it again need not wake anyone.
-			q.gen, q.known = res.Generation, true
+			q.gen = res.Generation
 			r.notify(q)
 		}
 	}
@@ -259,23 +258,28 @@ func (r *Registry) check(db int, keys [][]byte) {
 		if i >= len(sc.resp.Results) || db >= len(r.dbs) {
 			break
 		}
-		q := r.dbs[db][string(k)]
-		if q == nil {
-			continue
+		if q := r.dbs[db][string(k)]; q != nil {
+			r.seen(q, &sc.resp.Results[i])
 		}
-		var gen uint32
-		switch res := &sc.resp.Results[i]; res.Code {
-		case codec.OK:
-			gen = res.Generation
-		case codec.NotFound:
-		default:
-			continue
-		}
-		news := gen != 0 && (!q.known || gen != q.gen)
-		q.gen, q.known = gen, true
-		if news {
-			r.notify(q)
-		}
+	}
+}
+
+// seen records the generation a read of q's key found, and wakes q's first
+// waiter if it changed. A key not seen before counts as absent (0): the
+// client that blocked on it found nothing, so if it exists now it may have
+// been written since. Called with r.mu held.
+func (r *Registry) seen(q *queue, res *codec.Result) {
+	var gen uint32
+	switch res.Code {
+	case codec.OK:
+		gen = res.Generation
+	case codec.NotFound:
+	default:
+		return // unknown: the next poll tells
+	}
+	if gen != q.gen {
+		q.gen = gen
+		r.notify(q)
 	}
 }
 
@@ -487,21 +491,6 @@ func (r *Registry) pollBatch(db int, qs []*queue) {
 		if i >= len(r.resp.Results) || r.dbs[db][q.key] != q {
 			continue // left while the store worked
 		}
-		var gen uint32
-		switch res := &r.resp.Results[i]; res.Code {
-		case codec.OK:
-			gen = res.Generation
-		case codec.NotFound:
-		default:
-			continue
-		}
-		// A key first seen is news if it exists: the client that blocked
-		// on it found it empty (or absent), and it may have been written
-		// through another proxy since.
-		if gen != q.gen || !q.known && gen != 0 {
-			q.gen, q.known = gen, true
-			r.notify(q)
-		}
-		q.known = true
+		r.seen(q, &r.resp.Results[i])
 	}
 }

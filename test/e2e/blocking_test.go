@@ -166,6 +166,18 @@ func clientLong(t *testing.T, addr string) *redis.Client {
 	return client(t, addr, func(o *redis.Options) { o.ReadTimeout = -1; o.PoolSize = 1 })
 }
 
+// blockInTurn blocks n clients of addr on key q, one after another, for
+// ever; admin sees them blocked.
+func blockInTurn(t *testing.T, addr string, admin *redis.Client, q string, n int) []<-chan result {
+	t.Helper()
+	var got []<-chan result
+	for i := range n {
+		got = append(got, goDo(clientLong(t, addr), "BQPOP", q, "0"))
+		awaitBlocked(t, admin, i+1)
+	}
+	return got
+}
+
 func TestBlockWakesOnWrite(t *testing.T) {
 	addr, _ := queueProxy(t)
 	admin := client(t, addr)
@@ -231,11 +243,7 @@ func TestBlockFIFO(t *testing.T) {
 	addr, _ := queueProxy(t)
 	admin := client(t, addr)
 	q := key(t, "q")
-	var got []<-chan result
-	for i := range 3 {
-		got = append(got, goDo(clientLong(t, addr), "BQPOP", q, "0"))
-		awaitBlocked(t, admin, i+1)
-	}
+	got := blockInTurn(t, addr, admin, q, 3)
 	if err := admin.Do(context.Background(), "QPUSH", q, "a", "b", "c").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -351,11 +359,7 @@ func TestBlockSwap(t *testing.T) {
 	_, pathB := queueBuilds(t)
 	admin := client(t, addr)
 	q := key(t, "q")
-	var got []<-chan result
-	for i := range 3 {
-		got = append(got, goDo(clientLong(t, addr), "BQPOP", q, "0"))
-		awaitBlocked(t, admin, i+1)
-	}
+	got := blockInTurn(t, addr, admin, q, 3)
 	if _, err := b.Runtime.Load(context.Background(), pathB); err != nil {
 		t.Fatal(err)
 	}

@@ -426,3 +426,33 @@ func TestBlockPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockShutdown stops a proxy while a client is blocked for ever: the
+// stop does not wait for it, and the client sees its connection close.
+func TestBlockShutdown(t *testing.T) {
+	dir, _ := queueBuilds(t)
+	b, err := NewBackend(context.Background(), dir, env.cacheDir, env.logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	d, err := StartDaemon(testConfig(), b, env.logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := raw(t, d.Addr)
+	if err := r.Send(Encode("BQPOP", key(t, "q"), "0")); err != nil {
+		t.Fatal(err)
+	}
+	awaitBlocked(t, client(t, d.Addr), 1)
+	began := time.Now()
+	if err := d.Stop(); err != nil {
+		t.Fatalf("stop with a blocked client: %v", err)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("stop took %v: it waited for the blocked client", took)
+	}
+	if closed, err := r.Closed(); !closed {
+		t.Fatalf("the blocked client's connection is still open: %v", err)
+	}
+}

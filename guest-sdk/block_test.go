@@ -25,6 +25,10 @@ func TestParseTimeout(t *testing.T) {
 		{".5", 500 * time.Millisecond, ""}, {"1.", time.Second, ""}, {"0x10", 16 * time.Second, ""},
 		{"-1", 0, negative}, {"-0.001", 0, negative}, {"inf", 0, negative}, {"-inf", 0, negative},
 		{"Infinity", 0, negative}, {"1e500", 0, negative}, {"1e16", 0, negative}, {"9.3e15", 0, negative},
+		{"1e4931", 0, negative}, {"0x1p16383", 0, negative}, {"-0x10", 0, negative},
+		{"1e-4950", time.Millisecond, ""}, {"0x1p-2000", time.Millisecond, ""}, {"-1e-500", 0, ""},
+		{"0X10", 16 * time.Second, ""},
+		{"1e4933", 0, notFloat}, {"0x1p16384", 0, notFloat}, {"1e-4952", 0, notFloat},
 		{"abc", 0, notFloat}, {"", 0, notFloat}, {" 1", 0, notFloat}, {"1 ", 0, notFloat},
 		{"nan", 0, notFloat}, {"-nan", 0, notFloat}, {"1_0", 0, notFloat}, {"1e5000", 0, notFloat},
 	}

@@ -26,8 +26,8 @@
 package sdk
 
 import (
+	"errors"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -306,35 +306,69 @@ func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
 }
 
 // parseSeconds parses a number as Redis's string2ld (C's strtold on an
-// x86 long double) does; false where it refuses the text.
+// x86 long double: a 15-bit exponent) does; false where it refuses the
+// text. Not math/big: it would add 180 KB to every module that blocks.
 func parseSeconds(s string) (float64, bool) {
-	if strings.IndexByte(s, '_') >= 0 {
-		return 0, false // Go syntax, not C's
+	if s == "" || strings.ContainsAny(s, "_ \t\n\v\f\r") {
+		return 0, false // Go's digit separators are not C's; strtold takes no space
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err == nil && !math.IsNaN(f) && (f != 0 || !strings.ContainsAny(s, "123456789")) {
-		return f, true // "inf" and "infinity" too
+	body := strings.TrimLeft(s, "+-")
+	hex := len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
+	t := s
+	if hex && !strings.ContainsAny(s, "pP") {
+		t += "p0" // Go wants a hexadecimal float's exponent; C does not
 	}
-	// The rare rest: hexadecimal without an exponent, infinities, and
-	// magnitudes beyond a float64 but within a long double (15-bit
-	// exponent), which strtold takes.
-	if s == "" || strings.ContainsAny(s, " \t\n\v\f\r") {
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
 		return 0, false
 	}
-	b, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
-	if err != nil {
-		return 0, false // NaN too
+	e, nonzero, ok := exponent2(body, hex)
+	tiny := f == 0 && nonzero // underflowed a float64
+	if err == nil && !tiny {
+		return f, true // "inf" and "infinity" too
 	}
-	if b.IsInf() || b.Sign() == 0 {
-		f, _ := b.Float64()
-		return f, true
-	}
-	if exp := b.MantExp(nil); exp > 16384 || exp < -16444 {
+	// Beyond a float64: within a long double, strtold takes it.
+	if !ok || e > 16383 || e < -16445 {
 		return 0, false // strtold's ERANGE
 	}
-	f, _ = b.Float64() // ±Inf beyond a float64: out of range below
-	if f == 0 {
-		f = math.Copysign(math.SmallestNonzeroFloat64, float64(b.Sign()))
+	if tiny {
+		return math.Copysign(math.SmallestNonzeroFloat64, f), true
 	}
-	return f, true
+	return f, true // ±Inf: out of range as milliseconds
+}
+
+// exponent2 returns the binary exponent of the leading digit of the
+// number body (unsigned, decimal or hexadecimal with its 0x), to within a
+// few units, and whether it has a non-zero digit; ok is false when its
+// exponent does not fit an int.
+func exponent2(body string, hex bool) (e int, nonzero, ok bool) {
+	expCh, digits := "eE", "123456789"
+	if hex {
+		body, expCh, digits = body[2:], "pP", "123456789abcdefABCDEF"
+	}
+	m, exp := body, 0
+	if i := strings.IndexAny(body, expCh); i >= 0 {
+		m = body[:i]
+		n, err := strconv.Atoi(strings.TrimPrefix(body[i+1:], "+"))
+		if err != nil {
+			return 0, true, false
+		}
+		exp = n
+	}
+	first := strings.IndexAny(m, digits)
+	if first < 0 {
+		return 0, false, true
+	}
+	point := strings.IndexByte(m, '.')
+	if point < 0 {
+		point = len(m)
+	}
+	pos := point - first // the power of the radix of the first non-zero digit, plus one
+	if first < point {
+		pos--
+	}
+	if hex {
+		return exp + 4*pos, true, true
+	}
+	return int(math.Floor(float64(exp+pos) * math.Log2(10))), true, true
 }

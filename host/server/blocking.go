@@ -120,6 +120,8 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 	}()
 	for {
 		ev := c.waitEvent(b, deadline)
+		// The command's statistics count its runs, not its waits.
+		c.clock = c.s.nanos()
 		mark := len(c.w.Buf)
 		switch ev {
 		case evWoken:

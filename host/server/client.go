@@ -393,6 +393,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, m, &c.start, c.w.Buf, blk)
 			if blk.Blocked {
 				mark = c.waitBlocked(&c.start, blk)
+				began = c.clock // the last run's start: waits are not counted
 			}
 			putBlock(blk)
 		}

@@ -295,6 +295,9 @@ func TestClientUnblock(t *testing.T) {
 			t.Fatal(err)
 		}
 		awaitBlocked(t, admin, 1)
+		if list := do(t, ctl, "CLIENT", "LIST", "ID", id); !strings.Contains(list, " flags=b ") {
+			t.Fatalf("CLIENT LIST of a blocked client: %q, want flags=b", list)
+		}
 		args := []string{"CLIENT", "UNBLOCK", id}
 		if tc.how != "" {
 			args = append(args, tc.how)

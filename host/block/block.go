@@ -8,7 +8,8 @@
 // other proxies on the same store are seen by polling: at an interval, one
 // batched header read of every key a client waits on, waking the waiters
 // of keys whose generation changed. Nothing is polled while no client
-// waits.
+// waits, and a poll that takes long (many keys on a remote store) waits
+// longer for the next, so polling never takes more than 2% of the time.
 //
 // Clients blocked on one key run again one at a time, in the order they
 // blocked, as Redis serves them: the first is woken; while it runs, more
@@ -41,6 +42,10 @@ const DefaultPollInterval = 20 * time.Millisecond
 // maxPollBatch bounds the keys of one poll request: Aerospike's batch
 // requests are limited (5000 keys by default in older servers).
 const maxPollBatch = 5000
+
+// pollDuty bounds the share of time spent polling: the next poll waits at
+// least pollDuty times as long as the last one took.
+const pollDuty = 50
 
 // pollTimeout bounds one poll request.
 const pollTimeout = 10 * time.Second
@@ -433,6 +438,7 @@ func (r *Registry) Polls() int64 { return r.polls.Load() }
 // of the keys that changed since they were last seen. It runs on the
 // timer's goroutine and schedules the next poll while anyone waits.
 func (r *Registry) pollOnce() {
+	began := time.Now()
 	r.mu.Lock()
 	if r.closed {
 		r.polling = false
@@ -454,7 +460,9 @@ func (r *Registry) pollOnce() {
 	}
 	r.polls.Add(1)
 	if r.waiting.Load() > 0 && !r.closed {
-		r.timer.Reset(r.poll)
+		// A poll that took long (many keys, a remote store) waits longer
+		// for the next: polling takes at most 1/pollDuty of the time.
+		r.timer.Reset(max(r.poll, pollDuty*time.Since(began)))
 	} else {
 		r.polling = false
 	}

@@ -71,16 +71,13 @@ type Block struct {
 	// Index is the position in ExecBatch's items of the command that
 	// blocked; the items after it have not run.
 	Index int
-	// Timeout is how long the command may wait, counted from its first
-	// block; 0 means no limit.
-	Timeout time.Duration
-	// Keys are the keys to wait on, in the command's database.
-	Keys [][]byte
-	// Reply is the reply the client gets when the timeout passes.
-	Reply []byte
+	// Block holds the Timeout (how long the command may wait, counted from
+	// its first block; 0 means no limit), the Keys to wait on (in the
+	// command's database) and the Reply the client gets when the timeout
+	// passes.
+	codec.Block
 
-	dec codec.Block
-	buf []byte
+	buf []byte // holds Keys and Reply
 }
 
 // ModuleInfo describes a loaded module for MODULE LIST and INFO modules.

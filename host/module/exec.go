@@ -232,39 +232,35 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 // it copies the block into blk, or appends the timeout reply to out when
 // blk is nil (the client may not block).
 func (v *version) blocked(ans, out []byte, blk *Block) []byte {
-	var dec *codec.Block
-	if blk != nil {
-		dec = &blk.dec
-	} else {
-		dec = new(codec.Block)
-	}
-	if codec.DecodeBlock(ans, dec) != nil {
-		return append(out, errorReply(v.name, "malformed block answer from the module")...)
-	}
 	if blk == nil {
+		var dec codec.Block
+		if codec.DecodeBlock(ans, &dec) != nil {
+			return append(out, errorReply(v.name, "malformed block answer from the module")...)
+		}
 		return append(out, dec.Reply...)
 	}
-	// One buffer holds the keys and the reply: the client keeps them while
-	// it waits, and reuses them the next time it blocks.
-	n := len(dec.Reply)
-	for _, k := range dec.Keys {
+	// Decoded in place, the keys and reply alias guest memory: copied into
+	// one buffer, which the client keeps while it waits and reuses the
+	// next time it blocks.
+	if codec.DecodeBlock(ans, &blk.Block) != nil {
+		blk.Keys, blk.Reply = blk.Keys[:0], nil
+		return append(out, errorReply(v.name, "malformed block answer from the module")...)
+	}
+	n := len(blk.Reply)
+	for _, k := range blk.Keys {
 		n += len(k)
 	}
 	if cap(blk.buf) < n || cap(blk.buf) > 4*n+1024 {
 		blk.buf = make([]byte, 0, n)
 	}
 	buf := blk.buf[:0]
-	keys := blk.Keys[:0]
-	for _, k := range dec.Keys {
+	for i, k := range blk.Keys {
 		buf = append(buf, k...)
-		keys = append(keys, buf[len(buf)-len(k):len(buf):len(buf)])
+		blk.Keys[i] = buf[len(buf)-len(k) : len(buf) : len(buf)]
 	}
-	buf = append(buf, dec.Reply...)
-	blk.buf, blk.Keys = buf, keys
-	blk.Reply = buf[len(buf)-len(dec.Reply):]
-	blk.Timeout = dec.Timeout
+	buf = append(buf, blk.Reply...)
+	blk.buf, blk.Reply = buf, buf[len(buf)-len(blk.Reply):]
 	blk.Blocked = true
-	dec.Keys, dec.Reply = dec.Keys[:0], nil // they alias guest memory
 	return out
 }
 

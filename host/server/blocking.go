@@ -83,8 +83,8 @@ func (c *client) blockState() *blockState {
 	return c.bl
 }
 
-// waitBlocked parks the client whose command st (of cmd) blocked with
-// blk, until it replies: after a write, a timeout, CLIENT UNBLOCK, or
+// waitBlocked parks the client whose command st blocked with blk, until
+// it replies: after a write, a timeout, CLIENT UNBLOCK, or
 // never when the connection closes or the server stops (c.dead is then
 // set). The replies before it are written out first, as Redis writes them
 // before it blocks. It returns where its reply starts in c.w.Buf.
@@ -135,7 +135,9 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 			st.Now = time.Now().UnixNano()
 			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, cmd, st, c.w.Buf, blk)
 			if !blk.Blocked {
-				c.s.reg.Done(&b.waiter, true)
+				// An error took nothing: the write that woke it is
+				// passed on to the next client.
+				c.s.reg.Done(&b.waiter, len(c.w.Buf) > mark && c.w.Buf[mark] != '-')
 				return mark
 			}
 			c.s.reg.Rearm(&b.waiter, db, blk.Keys)

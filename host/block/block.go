@@ -13,10 +13,10 @@
 //
 // Clients blocked on one key run again one at a time, in the order they
 // blocked, as Redis serves them: the first is woken; while it runs, more
-// writes to the key only mark it; when it ends (it replied, or blocked
-// again) the next client, or the same one, is woken if the key was written
-// meanwhile. A client that leaves while woken (timeout, CLIENT UNBLOCK,
-// disconnect) passes its wake on, so that no write is lost.
+// writes to the key only mark it. When it blocks again, it (the first
+// still) is woken again if the key was written meanwhile; when it leaves
+// (it replied, timed out, was unblocked or went away), the next client is
+// woken: no write is lost, and one push serves blocked clients in turn.
 //
 // The Registry holds no goroutine and no timer per client: the caller
 // decides how a client waits (the server parks it in its connection's
@@ -349,7 +349,7 @@ func (r *Registry) Rearm(w *Waiter, db int, keys [][]byte) {
 		return
 	}
 	if !w.same(db, keys) {
-		r.leave(w, false)
+		r.leave(w)
 		r.park(w, db, keys)
 		return
 	}
@@ -385,19 +385,20 @@ func (w *Waiter) same(db int, keys [][]byte) bool {
 	return i == len(w.nodes)
 }
 
-// Done forgets w: its command replied (served), timed out, was unblocked
-// or its client went away. A key that woke w wakes the next waiter if it
-// was written while w ran, or, when w leaves unserved, in any case: the
-// write that woke w may be waiting for a taker.
-func (r *Registry) Done(w *Waiter, served bool) {
+// Done forgets w: its command replied, timed out, was unblocked or its
+// client went away. A key whose write woke w wakes the next waiter: w may
+// have taken what the write left (its own write then marked the key), or
+// taken from another of its keys, or nothing; the next waiter runs again
+// and finds out.
+func (r *Registry) Done(w *Waiter) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w.parked {
-		r.leave(w, served)
+		r.leave(w)
 	}
 }
 
-func (r *Registry) leave(w *Waiter, served bool) {
+func (r *Registry) leave(w *Waiter) {
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		q := n.q
@@ -414,9 +415,7 @@ func (r *Registry) leave(w *Waiter, served bool) {
 		*n = node{}
 		if q.busy == w {
 			q.busy = nil
-			if q.dirty || !served {
-				r.notify(q)
-			}
+			r.notify(q)
 		}
 		if q.head == nil {
 			delete(r.dbs[q.db], q.key)

@@ -80,7 +80,7 @@ func TestWakeOrder(t *testing.T) {
 	if got := w.take(); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("woken %v, want [a]", got)
 	}
-	r.Done(a, true) // served, the key written meanwhile: next
+	r.Done(a) // replied: the next runs again
 	if got := w.take(); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("woken %v, want [b]", got)
 	}
@@ -92,7 +92,7 @@ func TestWakeOrder(t *testing.T) {
 	if got := w.take(); !slices.Equal(got, []string{"b"}) {
 		t.Fatalf("woken %v, want [b]: it kept its place", got)
 	}
-	r.Done(b, false) // timed out while woken: the write goes to c
+	r.Done(b) // timed out while woken: the write goes to c
 	if got := w.take(); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("woken %v, want [c]", got)
 	}
@@ -101,7 +101,7 @@ func TestWakeOrder(t *testing.T) {
 	if got := w.take(); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("woken %v, want [c] again", got)
 	}
-	r.Done(c, true)
+	r.Done(c)
 	if r.Waiting() != 0 || len(r.dbs[0]) != 0 {
 		t.Fatalf("left %d waiters, %d queues", r.Waiting(), len(r.dbs[0]))
 	}
@@ -127,7 +127,7 @@ func TestWhatWakes(t *testing.T) {
 	if got := w.take(); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("woken %v by a batch's write", got)
 	}
-	r.Done(a, true)
+	r.Done(a)
 }
 
 // TestPoll: a write made around the registry (through another proxy)
@@ -150,7 +150,7 @@ func TestPoll(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the poll never woke the waiter")
 	}
-	r.Done(a, true)
+	r.Done(a)
 	// A key that exists when a client parks wakes it (a write may have
 	// come between the command's attempt and Park); a poll that sees it
 	// unchanged afterwards does not.
@@ -168,7 +168,7 @@ func TestPoll(t *testing.T) {
 		t.Fatalf("%s woken by a poll of an unchanged key", got)
 	default:
 	}
-	r.Done(existing, false)
+	r.Done(existing)
 	// Nobody waits: the poll stops.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -209,7 +209,7 @@ func TestRearmOnOtherKeys(t *testing.T) {
 	if got := w.take(); strings.Join(got, ",") != "a" {
 		t.Fatalf("woken %v", got)
 	}
-	r.Done(a, true)
+	r.Done(a)
 }
 
 // TestParkSeesEarlierWrite: a write that lands between a command's attempt
@@ -230,6 +230,26 @@ func TestParkSeesEarlierWrite(t *testing.T) {
 	if got := w.take(); len(got) != 0 {
 		t.Fatalf("woken %v by an unchanged key", got)
 	}
-	r.Done(a, false)
-	r.Done(b, false)
+	r.Done(a)
+	r.Done(b)
+}
+
+// TestServedElsewhere: a client woken through a key it then does not take
+// from (it was served from another of its keys) passes that key's wake on.
+func TestServedElsewhere(t *testing.T) {
+	r := New(memory.New(memory.Options{}), Options{})
+	var w wakes
+	a, b := w.waiter("a"), w.waiter("b")
+	r.Park(a, 0, keys("k1", "k2"))
+	r.Park(b, 0, keys("k2"))
+	put(t, r, 0, "k1") // a runs...
+	put(t, r, 0, "k2") // ...and k2's wake is its too: it is first there
+	if got := w.take(); !slices.Equal(got, []string{"a", "a"}) {
+		t.Fatalf("woken %v, want [a a]", got)
+	}
+	r.Done(a) // it replied with k1's element: k2's goes to b
+	if got := w.take(); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("woken %v, want [b]", got)
+	}
+	r.Done(b)
 }

@@ -127,7 +127,7 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 		case evWoken:
 			cmd := c.s.rt.Lookup(st.Args[0]) // the version loaded now
 			if cmd == nil {
-				c.s.reg.Done(&b.waiter, false)
+				c.s.reg.Done(&b.waiter)
 				c.w.Error("ERR unknown command, its module was unloaded")
 				return mark
 			}
@@ -135,22 +135,20 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 			st.Now = time.Now().UnixNano()
 			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, cmd, st, c.w.Buf, blk)
 			if !blk.Blocked {
-				// An error took nothing: the write that woke it is
-				// passed on to the next client.
-				c.s.reg.Done(&b.waiter, len(c.w.Buf) > mark && c.w.Buf[mark] != '-')
+				c.s.reg.Done(&b.waiter)
 				return mark
 			}
 			c.s.reg.Rearm(&b.waiter, db, blk.Keys)
 		case evTimeout:
-			c.s.reg.Done(&b.waiter, false)
+			c.s.reg.Done(&b.waiter)
 			c.w.Buf = append(c.w.Buf, blk.Reply...)
 			return mark
 		case evUnblockError:
-			c.s.reg.Done(&b.waiter, false)
+			c.s.reg.Done(&b.waiter)
 			c.w.Error(errUnblocked)
 			return mark
 		case evGone:
-			c.s.reg.Done(&b.waiter, false)
+			c.s.reg.Done(&b.waiter)
 			c.dead = true
 			return mark
 		}

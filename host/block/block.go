@@ -344,15 +344,18 @@ func (w *Waiter) on(q *queue) bool {
 // before it) again.
 func (r *Registry) Rearm(w *Waiter, db int, keys [][]byte) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !w.parked {
+		r.mu.Unlock()
 		return
 	}
 	if !w.same(db, keys) {
 		r.leave(w)
 		r.park(w, db, keys)
+		r.mu.Unlock()
+		r.check(db, keys) // as Park does
 		return
 	}
+	defer r.mu.Unlock()
 	for i := range w.nodes {
 		if q := w.nodes[i].q; q.busy == w {
 			q.busy = nil

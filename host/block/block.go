@@ -9,7 +9,8 @@
 // batched header read of every key a client waits on, waking the waiters
 // of keys whose generation changed. Nothing is polled while no client
 // waits, and a poll that takes long (many keys on a remote store) waits
-// longer for the next, so polling never takes more than 2% of the time.
+// longer for the next (up to a second), so that polling takes no more than
+// 2% of the time.
 //
 // Clients blocked on one key run again one at a time, in the order they
 // blocked, as Redis serves them: the first is woken; while it runs, more
@@ -47,6 +48,10 @@ const maxPollBatch = 5000
 // least pollDuty times as long as the last one took.
 const pollDuty = 50
 
+// maxPollDelay bounds how long a slow poll delays the next (a configured
+// interval longer than it is kept).
+const maxPollDelay = time.Second
+
 // pollTimeout bounds one poll request.
 const pollTimeout = 10 * time.Second
 
@@ -82,7 +87,7 @@ type Registry struct {
 	req  codec.Request
 	resp codec.Response
 
-	polls atomic.Int64
+	polls, pollNanos atomic.Int64
 }
 
 // queue is the clients waiting on one key, in the order they blocked.
@@ -432,8 +437,10 @@ func (r *Registry) leave(w *Waiter) {
 // Waiting returns the number of parked Waiters.
 func (r *Registry) Waiting() int { return int(r.waiting.Load()) }
 
-// Polls returns the number of polls run.
-func (r *Registry) Polls() int64 { return r.polls.Load() }
+// Polls returns the number of polls run and the time they took.
+func (r *Registry) Polls() (int64, time.Duration) {
+	return r.polls.Load(), time.Duration(r.pollNanos.Load())
+}
 
 // pollOnce reads the generation of every key a client waits on, one batch
 // request per database (of up to maxPollBatch keys), and wakes the waiters
@@ -463,8 +470,11 @@ func (r *Registry) pollOnce() {
 	r.polls.Add(1)
 	if r.waiting.Load() > 0 && !r.closed {
 		// A poll that took long (many keys, a remote store) waits longer
-		// for the next: polling takes at most 1/pollDuty of the time.
-		r.timer.Reset(max(r.poll, pollDuty*time.Since(began)))
+		// for the next: polling takes at most 1/pollDuty of the time, and
+		// a write through another proxy is seen within a second at worst.
+		took := time.Since(began)
+		r.pollNanos.Add(int64(took))
+		r.timer.Reset(min(max(r.poll, pollDuty*took), max(r.poll, maxPollDelay)))
 	} else {
 		r.polling = false
 	}

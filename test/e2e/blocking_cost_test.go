@@ -74,17 +74,18 @@ func TestBlockedClientCost(t *testing.T) {
 		conns[i] = c
 	}
 	// Every connection has run a command of three arguments, as BQPOP's,
-	// and a module command: its state on the proxy is that of a
-	// connection in use.
-	for _, c := range conns {
-		if _, err := c.Write(append(Encode("CLIENT", "SETNAME", "c"), Encode("QTAG")...)); err != nil {
+	// and a module command on the store, all at once as they will block:
+	// its state on the proxy is that of a connection in use, and the
+	// store's connection pool has grown to serve them all.
+	for i, c := range conns {
+		if _, err := c.Write(append(Encode("CLIENT", "SETNAME", "c"), Encode("QPOP", "cost:"+strconv.Itoa(i))...)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, c := range conns {
 		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 		br := bufio.NewReader(c)
-		for _, want := range []string{"+OK\r\n", "$0\r\n\r\n"} {
+		for _, want := range []string{"+OK\r\n", "$-1\r\n"} {
 			if got, err := ReadReply(br); err != nil || got != want {
 				t.Fatalf("reply %q, %v, want %q", got, err, want)
 			}
@@ -108,18 +109,26 @@ func TestBlockedClientCost(t *testing.T) {
 	t.Logf("heap per blocked client beyond its connection: %d B; goroutine stack growth: %d B", perHeap, perStack)
 
 	// CPU of the idle proxy with the clients blocked.
-	polls0, began := reg.Polls(), time.Now()
+	polls0, took0 := reg.Polls()
+	began := time.Now()
 	share := idleCPU(t, 3*time.Second)
-	pollRate := float64(reg.Polls()-polls0) / time.Since(began).Seconds()
+	polls1, took1 := reg.Polls()
+	pollRate := float64(polls1-polls0) / time.Since(began).Seconds()
+	var pollTook time.Duration
+	if polls1 > polls0 {
+		pollTook = (took1 - took0) / time.Duration(polls1-polls0)
+	}
 	cost := share - base
 	store := "memory"
 	if os.Getenv("RESPIKE_TEST_AEROSPIKE") != "" {
 		store = "aerospike"
 	}
-	t.Logf("%d idle blocked clients (%s store): %.2f%% of one core (process %.2f%%, idle without them %.2f%%; %.0f polls/s of %d keys)",
-		n, store, cost, share, base, pollRate, n)
+	t.Logf("%d idle blocked clients (%s store): %.2f%% of one core (process %.2f%%, idle without them %.2f%%; %.0f polls/s of %d keys, %v each)",
+		n, store, cost, share, base, pollRate, n, pollTook.Round(10*time.Microsecond))
 
-	if perHeap >= 1024 {
+	// On Aerospike the client library's buffer pools grow and shrink by
+	// megabytes between the two readings: the heap figure is noise there.
+	if perHeap >= 1024 && store == "memory" {
 		t.Errorf("a blocked client costs %d B of heap, target < 1 KiB", perHeap)
 	}
 	// The race detector makes every memory access several times dearer:

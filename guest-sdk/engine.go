@@ -99,6 +99,7 @@ func (e *engine) newCtx() *Ctx {
 func (e *engine) release(c *Ctx) {
 	c.next = nil
 	c.pending = false
+	c.blocked, c.blockOn = false, nil
 	c.res = &c.noRes // let go of the host's buffers
 	c.st = &c.ownSt
 	c.ownSt.Args = nil
@@ -221,6 +222,12 @@ func (e *engine) runBatch(msg []byte, i, n int) (next int, ans []byte) {
 			continue
 		}
 		out := e.run(c)
+		if out[0] == codec.StatusBlock {
+			// The command blocks: it has ended here, and so has the batch,
+			// since the commands after it wait for it.
+			e.release(c)
+			return i, out
+		}
 		if out[0] != codec.StatusDone {
 			return i, out // c waits; the next command gets a Ctx of its own
 		}
@@ -334,8 +341,8 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 			out = e.panicked(c, r)
 		}
 	}()
-	if out = e.run(c); out[0] == codec.StatusDone {
-		e.release(c)
+	if out = e.run(c); out[0] != codec.StatusPending {
+		e.release(c) // replied, or blocked: the command is over here
 	}
 	return out
 }
@@ -350,6 +357,9 @@ func (e *engine) run(c *Ctx) []byte {
 		c.req.Calls = c.req.Calls[:0]
 		step(c)
 		if !c.pending {
+			if c.blocked {
+				return c.blockAnswer()
+			}
 			if len(c.w.Buf) == 1 {
 				c.w.Error("ERR respike: command wrote no reply")
 			}
@@ -366,10 +376,19 @@ func (e *engine) run(c *Ctx) []byte {
 	}
 }
 
+// blockAnswer is the answer of a command that called Block: the keys, the
+// timeout and the reply written before Block (codec.AppendBlock). It is
+// built in reqBuf, which the Ctx does not touch again before the host has
+// read the answer.
+func (c *Ctx) blockAnswer() []byte {
+	c.reqBuf = codec.AppendBlock(c.reqBuf[:0], c.blockFor, c.blockOn, c.w.Buf[1:])
+	return c.reqBuf
+}
+
 // panicked ends a command whose step panicked with an error reply.
 func (e *engine) panicked(c *Ctx, r any) []byte {
 	c.resetReply()
-	c.pending = false
+	c.pending, c.blocked = false, false
 	c.w.Error(fmt.Sprintf("ERR module panic: %v", r))
 	if debugPanics {
 		debug.PrintStack()

@@ -26,7 +26,11 @@
 package sdk
 
 import (
+	"errors"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/resp"
@@ -112,6 +116,11 @@ type Ctx struct {
 	next    Step
 	pending bool
 	vals    []Value
+
+	// A step that called Block: the keys and the timeout of the answer.
+	blocked  bool
+	blockOn  [][]byte
+	blockFor time.Duration
 
 	// N is scratch state that survives from step to step of one command
 	// (counters, flags, parsed options). It is zeroed when a command starts.
@@ -223,7 +232,7 @@ func (c *Ctx) submit(next Step) {
 	if next == nil {
 		panic("sdk: request without a next step")
 	}
-	if c.pending {
+	if c.pending || c.blocked {
 		panic("sdk: two requests in one step")
 	}
 	c.next = next
@@ -241,3 +250,125 @@ func (c *Ctx) Page() *codec.ScanPage { return &c.res.Scan }
 
 // Counted is the answer of the last Count.
 func (c *Ctx) Counted() int64 { return c.res.Count }
+
+// Block makes a blocking command wait, as BLPOP does on empty lists: the
+// command ends without replying now, and the client waits until another
+// command writes one of keys (in the connection's database, through this
+// proxy or any other on the same store) or until timeout passes (0: no
+// limit; see ParseTimeout). Call it last in a step, after writing the
+// reply the client gets if the timeout passes: the null reply of the
+// command's shape, such as c.Reply().NullArray().
+//
+// When a key is written, the command runs again from its first step, with
+// the same arguments and a new Now, on the module version then loaded: it
+// may reply, or call Block again (the timeout still counts from the first
+// call). Clients blocked on one key run again in the order they blocked,
+// one at a time while each takes what the write left.
+//
+// Where a command may not block (inside MULTI) the client gets the timeout
+// reply at once, as Redis answers BLPOP inside a transaction. No module
+// instance or goroutine waits with the client: a blocked command costs the
+// host under 1 KiB of heap (docs/performance.md).
+func (c *Ctx) Block(keys [][]byte, timeout time.Duration) {
+	switch {
+	case len(keys) == 0:
+		panic("sdk: Block without keys")
+	case c.pending || c.blocked:
+		panic("sdk: Block in a step that made a request")
+	case len(c.w.Buf) == 1:
+		panic("sdk: Block before the timeout reply was written")
+	}
+	c.blocked, c.blockOn, c.blockFor = true, keys, max(timeout, 0)
+}
+
+// ParseTimeout parses a blocking command's timeout argument, in seconds, as
+// Redis 7.0 does: a decimal, hexadecimal or floating-point number, rounded
+// up to whole milliseconds; 0 means no limit. It returns the timeout, or
+// the message of the error reply ("ERR timeout is negative", ...) and
+// false. Like Redis on x86, it takes a timeout too large for a 64-bit count
+// of milliseconds (inf, 1e16) for a negative one.
+func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
+	f, ok := parseSeconds(string(arg))
+	if !ok {
+		return 0, "ERR timeout is not a float or out of range", false
+	}
+	ms := math.Ceil(f * 1000)
+	if ms < 0 || ms >= 1<<63 { // C's (long long) of an out-of-range value is LLONG_MIN
+		return 0, "ERR timeout is negative", false
+	}
+	if ms > 0 && int64(ms) > math.MaxInt64-c.Now()/1e6 {
+		return 0, "ERR timeout is out of range", false // Redis adds it to the time in milliseconds
+	}
+	if ms >= math.MaxInt64/1e6 {
+		return math.MaxInt64, "", true // beyond 292 years: no limit in practice
+	}
+	return time.Duration(ms) * time.Millisecond, "", true
+}
+
+// parseSeconds parses a number as Redis's string2ld (C's strtold on an
+// x86 long double: a 15-bit exponent) does; false where it refuses the
+// text. Not math/big: it would add 180 KB to every module that blocks.
+func parseSeconds(s string) (float64, bool) {
+	if s == "" || strings.ContainsAny(s, "_ \t\n\v\f\r") {
+		return 0, false // Go's digit separators are not C's; strtold takes no space
+	}
+	body := strings.TrimLeft(s, "+-")
+	hex := len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
+	t := s
+	if hex && !strings.ContainsAny(s, "pP") {
+		t += "p0" // Go wants a hexadecimal float's exponent; C does not
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(f) {
+		return 0, false
+	}
+	e, nonzero, ok := exponent2(body, hex)
+	tiny := f == 0 && nonzero // underflowed a float64
+	if err == nil && !tiny {
+		return f, true // "inf" and "infinity" too
+	}
+	// Beyond a float64: within a long double, strtold takes it.
+	if !ok || e > 16383 || e < -16445 {
+		return 0, false // strtold's ERANGE
+	}
+	if tiny {
+		return math.Copysign(math.SmallestNonzeroFloat64, f), true
+	}
+	return f, true // ±Inf: out of range as milliseconds
+}
+
+// exponent2 returns the binary exponent of the leading digit of the
+// number body (unsigned, decimal or hexadecimal with its 0x), to within a
+// few units, and whether it has a non-zero digit; ok is false when its
+// exponent does not fit an int.
+func exponent2(body string, hex bool) (e int, nonzero, ok bool) {
+	expCh, digits := "eE", "123456789"
+	if hex {
+		body, expCh, digits = body[2:], "pP", "123456789abcdefABCDEF"
+	}
+	m, exp := body, 0
+	if i := strings.IndexAny(body, expCh); i >= 0 {
+		m = body[:i]
+		n, err := strconv.Atoi(strings.TrimPrefix(body[i+1:], "+"))
+		if err != nil {
+			return 0, true, false
+		}
+		exp = n
+	}
+	first := strings.IndexAny(m, digits)
+	if first < 0 {
+		return 0, false, true
+	}
+	point := strings.IndexByte(m, '.')
+	if point < 0 {
+		point = len(m)
+	}
+	pos := point - first // the power of the radix of the first non-zero digit, plus one
+	if first < point {
+		pos--
+	}
+	if hex {
+		return exp + 4*pos, true, true
+	}
+	return int(math.Floor(float64(exp+pos) * math.Log2(10))), true, true
+}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
@@ -101,6 +102,9 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		return err
 	}
 	defer st.Close()
+	// Every write of the runtime's commands goes through the registry of
+	// blocked clients, which wakes those waiting on the key written.
+	reg := block.New(st, block.Options{PollInterval: cfg.Server.BlockPollInterval.D(), Logger: log})
 
 	rt, err := module.New(ctx, module.Config{
 		Dir:            cfg.Commands.Dir,
@@ -110,7 +114,7 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		MemoryLimitMiB: cfg.Commands.MemoryLimitMiB,
 		Reserved:       server.IsBuiltin,
 		Logger:         log,
-	}, st)
+	}, reg)
 	if err != nil {
 		return fmt.Errorf("module runtime: %w", err)
 	}
@@ -140,7 +144,7 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		<-watching
 	}()
 
-	srv := server.New(cfg, rt, st, log)
+	srv := server.New(cfg, rt, reg, log)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return err

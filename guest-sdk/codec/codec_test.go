@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"testing"
+	"time"
 )
 
 func TestRequestRoundTrip(t *testing.T) {
@@ -225,6 +226,33 @@ func TestRangeRemovesEncode(t *testing.T) {
 		if o.Code != w.Code || o.Bin != w.Bin || o.Return != w.Return || o.Index != w.Index || o.Count != w.Count ||
 			o.Flags != w.Flags || !o.Value.Equal(w.Value) || !o.Value2.Equal(w.Value2) || !List(o.Values...).Equal(List(w.Values...)) {
 			t.Errorf("op %d = %+v, want %+v", i, o, w)
+		}
+	}
+}
+
+// TestBlockAnswer round-trips a block answer and refuses malformed ones.
+func TestBlockAnswer(t *testing.T) {
+	keys := [][]byte{[]byte("k1"), {}, []byte("a longer key")}
+	ans := AppendBlock([]byte("x"), 1500*time.Millisecond, keys, []byte("*-1\r\n"))[1:]
+	var b Block
+	if err := DecodeBlock(ans, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Timeout != 1500*time.Millisecond || len(b.Keys) != 3 || string(b.Keys[2]) != "a longer key" ||
+		len(b.Keys[1]) != 0 || string(b.Reply) != "*-1\r\n" {
+		t.Fatalf("decoded %+v", b)
+	}
+	bad := map[string][]byte{
+		"no key":       AppendBlock(nil, 0, nil, []byte("_\r\n")),
+		"no reply":     AppendBlock(nil, 0, keys, nil),
+		"cut key":      AppendBlock(nil, 0, keys, nil)[:20],
+		"other status": append([]byte{StatusDone}, ans[1:]...),
+		"short":        ans[:12],
+		"negative":     append(append([]byte{StatusBlock}, 0, 0, 0, 0, 0, 0, 0, 0x80), ans[9:]...),
+	}
+	for name, a := range bad {
+		if err := DecodeBlock(a, &b); err == nil {
+			t.Errorf("%s: decoded %+v", name, b)
 		}
 	}
 }

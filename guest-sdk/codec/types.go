@@ -15,7 +15,12 @@ package codec
 // 4 adds batches (respike_batch, respike.reply); a module of version 3 runs
 // one command per guest call. A host that speaks only 3 refuses a module
 // of version 4, which imports respike.reply, with a clear message.
-const ABIVersion = 4
+//
+// 5 adds blocking commands: the answer StatusBlock. Modules of versions 3
+// and 4 never give it, so they run unchanged; a host that speaks only 3 or
+// 4 refuses a module of version 5 by its version, rather than answering an
+// error the first time one of its commands blocks.
+const ABIVersion = 5
 
 // MinABIVersion is the oldest module ABI the host still runs.
 const MinABIVersion = 3
@@ -231,6 +236,20 @@ const (
 	OpMapGetByKeyRelIndex   // Value = anchor key, Index = index relative to the first key >= anchor, Count (< 0: to the end); returns per Return, in key order
 )
 
+// ReadOnly reports whether an op only reads: a call of read-only ops
+// changes nothing, so it wakes no blocked client. Any other code, including
+// one added after this function was last edited, counts as a write: a new
+// read op missing here costs a blocked client a needless re-run, where a
+// write op wrongly listed would leave it asleep. List new read ops here.
+func (c OpCode) ReadOnly() bool {
+	switch c {
+	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
+		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex:
+		return true
+	}
+	return false
+}
+
 // MapWriteFlags are Aerospike's map write flags.
 const (
 	MapWriteDefault    uint32 = 0
@@ -398,6 +417,11 @@ type Start struct {
 const (
 	StatusDone    byte = 1 // followed by the RESP reply bytes
 	StatusPending byte = 2 // followed by a 4-byte little-endian handle and an encoded Request
+	// StatusBlock (ABI 5) ends the command without a reply for now: the
+	// client waits until one of the keys is written or the timeout passes
+	// (see AppendBlock for what follows the byte). The command has ended on
+	// the guest's side; a write makes the host run it again from the start.
+	StatusBlock byte = 3
 )
 
 // CommandInfo is a module's description of one command (its manifest entry).

@@ -40,11 +40,36 @@ type Host struct {
 	// for the embedded store; false exercises the resume path.
 	Inline bool
 
+	// Blocked is set when the last command called sdk.Ctx.Block: what it
+	// blocked on. Do and DoRaw then return the reply the client would get
+	// when the timeout passes; a test runs the command again after a write,
+	// as the daemon does, with Do.
+	Blocked *Blocked
+
 	dec   codec.Decoder
 	req   codec.Request
 	resp  codec.Response
 	index map[string]uint32 // command name → manifest position + 1, as the daemon sends it
 	now   func() time.Time  // the commands' clock; nil: the real one
+}
+
+// Blocked is what a command that called sdk.Ctx.Block waits for.
+type Blocked struct {
+	Keys    []string
+	Timeout time.Duration // 0: no limit
+}
+
+// blocked records the block answer ans and returns its timeout reply.
+func (h *Host) blocked(ans []byte) []byte {
+	var b codec.Block
+	if err := codec.DecodeBlock(ans, &b); err != nil {
+		panic("sdktest: malformed block answer: " + err.Error())
+	}
+	h.Blocked = &Blocked{Timeout: b.Timeout}
+	for _, k := range b.Keys {
+		h.Blocked.Keys = append(h.Blocked.Keys, string(k))
+	}
+	return append([]byte(nil), b.Reply...)
 }
 
 // New returns a host on a fresh embedded store, RESP2, database 0, resuming
@@ -98,11 +123,14 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 	}
 	start := codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1,
 		Now: now().UnixNano(), Args: args})
+	h.Blocked = nil
 	out := hook.Start(start)
 	for {
 		switch out[0] {
 		case codec.StatusDone:
 			return append([]byte(nil), out[1:]...)
+		case codec.StatusBlock:
+			return h.blocked(out)
 		case codec.StatusPending:
 			handle := binary.LittleEndian.Uint32(out[1:5])
 			res := h.exec(ctx, out[5:])
@@ -141,13 +169,23 @@ func (h *Host) Pipeline(cmds ...[]string) []string {
 		before := len(replies)
 		out := hook.Batch(codec.NewBatch(starts))
 		for len(out) > 0 {
+			if out[0] == codec.StatusBlock {
+				// The batch ended at a command that blocks: the client
+				// would get its timeout reply, if nothing wakes it.
+				replies = append(replies, Format(h.blocked(out)))
+				break
+			}
 			if out[0] != codec.StatusPending {
 				panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
 			}
 			handle := binary.LittleEndian.Uint32(out[1:5])
 			out = hook.Resume(handle, h.exec(ctx, out[5:]))
-			if out[0] == codec.StatusDone {
+			switch out[0] {
+			case codec.StatusDone:
 				replies = append(replies, Format(out[1:]))
+				out = nil
+			case codec.StatusBlock:
+				replies = append(replies, Format(h.blocked(out)))
 				out = nil
 			}
 		}

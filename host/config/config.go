@@ -54,6 +54,12 @@ type Server struct {
 	// ShutdownTimeout bounds a graceful stop: in-flight commands get this
 	// long to finish before their connections are closed.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// BlockPollInterval is how often the keys that blocked clients (BLPOP
+	// ...) wait on are read from the store, in one batch request, to wake
+	// them on writes made through other proxies; writes through this one
+	// wake them at once. Nothing is read while no client is blocked. 0
+	// never reads: right when this proxy is the store's only writer.
+	BlockPollInterval Duration `toml:"block_poll_interval"`
 }
 
 // Store selects the record store.
@@ -117,6 +123,7 @@ func Defaults() Config {
 			ProtoMaxBulkLen:     512 << 20,
 			EnableModuleCommand: "local",
 			ShutdownTimeout:     Duration(5 * time.Second),
+			BlockPollInterval:   Duration(20 * time.Millisecond),
 		},
 		Store: Store{Backend: "memory"},
 		Aerospike: Aerospike{
@@ -205,6 +212,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		bad("server.shutdown_timeout", "must not be negative")
+	}
+	if d := c.Server.BlockPollInterval.D(); d < 0 || d > 0 && d < time.Millisecond {
+		bad("server.block_poll_interval", "must be 0 (never poll) or at least 1ms, got %s", d)
 	}
 
 	switch c.Store.Backend {

@@ -31,6 +31,7 @@ databases = 4
 max_clients = 50
 proto_max_bulk_len = "1mb"
 timeout = 30
+block_poll_interval = "50ms"
 
 [store]
 backend = "aerospike"
@@ -57,7 +58,8 @@ level = "debug"
 	}
 	want := Defaults()
 	want.Server = Server{Listen: "0.0.0.0:7000", Password: "s3cret", Databases: 4, MaxClients: 50,
-		ProtoMaxBulkLen: 1 << 20, Timeout: 30, EnableModuleCommand: "local", ShutdownTimeout: Duration(5 * time.Second)}
+		ProtoMaxBulkLen: 1 << 20, Timeout: 30, EnableModuleCommand: "local", ShutdownTimeout: Duration(5 * time.Second),
+		BlockPollInterval: Duration(50 * time.Millisecond)}
 	want.Store.Backend = "aerospike"
 	want.Aerospike.Hosts = []string{"10.0.0.1:3000", "10.0.0.2:3000"}
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"
@@ -97,6 +99,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"bad memory limit", "[commands]\nmemory_limit_mib = 0\n", []string{"commands.memory_limit_mib"}},
 		{"negative timeout", "[server]\ntimeout = -1\n", []string{"server.timeout"}},
 		{"zero deadline", "[commands]\ndeadline = \"0s\"\n", []string{"commands.deadline"}},
+		{"negative poll", "[server]\nblock_poll_interval = \"-1s\"\n", []string{"server.block_poll_interval"}},
+		{"sub-millisecond poll", "[server]\nblock_poll_interval = \"10us\"\n", []string{"server.block_poll_interval"}},
 		{"bad module command setting", "[server]\nenable_module_command = \"maybe\"\n", []string{"server.enable_module_command"}},
 		{"half of a TLS pair", "[aerospike]\ntls_cert_file = \"c.pem\"\n", []string{"aerospike.tls_cert_file"}},
 		{"several bad values at once", "[server]\ndatabases = 0\nmax_clients = 0\n",

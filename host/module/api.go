@@ -59,6 +59,27 @@ type Item struct {
 	End int
 }
 
+// Block receives what a blocking command waits for: a command that answers
+// codec.StatusBlock (sdk.Ctx.Block) has ended on the module's side without
+// a reply, and the caller parks the client, then runs the command again
+// (ExecBlock) once one of Keys is written, or answers Reply when Timeout
+// passes. A Block is reused: its slices are valid until its next use.
+type Block struct {
+	// Blocked reports that the command blocked; the fields below are set
+	// only then.
+	Blocked bool
+	// Index is the position in ExecBatch's items of the command that
+	// blocked; the items after it have not run.
+	Index int
+	// Block holds the Timeout (how long the command may wait, counted from
+	// its first block; 0 means no limit), the Keys to wait on (in the
+	// command's database) and the Reply the client gets when the timeout
+	// passes.
+	codec.Block
+
+	buf []byte // holds Keys and Reply
+}
+
 // ModuleInfo describes a loaded module for MODULE LIST and INFO modules.
 type ModuleInfo struct {
 	Name     string // file name without .wasm
@@ -105,11 +126,14 @@ type Stats struct {
 //	(*Runtime).Modules() []ModuleInfo                 // sorted by name
 //	(*Runtime).Stats() Stats                          // load, swap and refusal counts
 //	(*Runtime).Exec(ctx, cmd *Command, start *codec.Start, out []byte) []byte
-//	(*Runtime).ExecBatch(ctx, items []Item, out []byte) []byte // a pipeline: fewer guest calls
+//	(*Runtime).ExecBlock(ctx, cmd, start, out, blk *Block) []byte // a command that may block
+//	(*Runtime).ExecBatch(ctx, items []Item, out []byte, blk *Block) []byte // a pipeline: fewer guest calls
 //	(*Runtime).Close(ctx) error
 //
 // Exec runs cmd with start (Args[0] is the name as the client sent it) and
 // appends the RESP reply to out. It performs the command's store requests on
 // the calling goroutine and returns when the command has replied or failed;
 // when ctx is done it cancels the command and appends an error. It never
-// panics because of a module. The caller has checked arity.
+// panics because of a module. The caller has checked arity. A command that
+// blocks answers the reply it gives when its timeout passes, as a blocking
+// command does inside MULTI; ExecBlock reports the block instead.

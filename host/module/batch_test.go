@@ -32,7 +32,7 @@ func items(t testing.TB, r *Runtime, cmds ...[]string) []Item {
 // replies runs a pipeline and splits the output at each item's End.
 func replies(t testing.TB, r *Runtime, its []Item) []string {
 	t.Helper()
-	out := r.ExecBatch(context.Background(), its, []byte("before"))
+	out := r.ExecBatch(context.Background(), its, []byte("before"), nil)
 	var got []string
 	prev := len("before")
 	for i, it := range its {

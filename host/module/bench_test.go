@@ -200,7 +200,7 @@ func BenchmarkExecStrings(b *testing.B) {
 				for j := range its {
 					its[j] = tmpl
 				}
-				out = rt.ExecBatch(ctx, its, out[:0])
+				out = rt.ExecBatch(ctx, its, out[:0], nil)
 			}
 			reportCPU(b, cpu)
 			if !strings.HasPrefix(string(out), tc.want) {

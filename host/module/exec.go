@@ -65,6 +65,20 @@ var (
 // command has replied or failed; when ctx is done it cancels the command and
 // appends an error. It never panics because of a module.
 func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
+	return r.exec(ctx, cmd, start, out, nil)
+}
+
+// ExecBlock is Exec for a client that may block: when the command blocks
+// (codec.StatusBlock), it appends nothing and fills blk, for the caller to
+// park the client and run the command again when a key is written.
+// blk.Blocked is false when the command replied.
+func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
+	blk.Blocked = false
+	return r.exec(ctx, cmd, start, out, blk)
+}
+
+// exec runs a command; blk, when not nil, receives a block (see ExecBlock).
+func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
 	// A command that completes inside one guest call holds no reference on
 	// its version, only a slot: a version closing waits for every slot, and
 	// a command that finds its version closing after it got a slot runs on
@@ -110,14 +124,15 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		return append(out, errorReply(v.name, err.Error())...)
 	}
 	packed, err := r.step(in, c, false, 0)
-	return r.complete(ctx, v, s, in, c, packed, err, out)
+	return r.complete(ctx, v, s, in, c, packed, err, out, blk)
 }
 
 // complete takes a command from the answer of its first guest call
 // (packed, err) to its end: it performs the store requests the command
 // waits on, with no instance held, resumes it, appends its reply to out
-// and unlocks s. Called with s locked, c its call state.
-func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte) []byte {
+// and unlocks s. Called with s locked, c its call state. A command that
+// blocks fills blk, or answers its timeout reply when blk is nil.
+func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
 	held := false     // whether this command holds a reference on v
 	detached := false // whether c left the slot with the command
 	defer func() {
@@ -135,12 +150,18 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 			return out
 		}
 		ans, ok := in.answer(packed)
-		if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && (ans[0] != codec.StatusPending || len(ans) < 5) {
+		if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && ans[0] != codec.StatusBlock && (ans[0] != codec.StatusPending || len(ans) < 5) {
 			s.unlock()
 			return append(out, errorReply(v.name, "malformed answer from the module")...)
 		}
 		if ans[0] == codec.StatusDone {
 			out = append(out, ans[1:]...)
+			s.unlock()
+			return out
+		}
+		if ans[0] == codec.StatusBlock {
+			// Copied out before the slot is free: ans is guest memory.
+			out = v.blocked(ans, out, blk)
 			s.unlock()
 			return out
 		}
@@ -207,11 +228,55 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 	}
 }
 
+// blocked takes the answer of a command that blocks (codec.StatusBlock):
+// it copies the block into blk, or appends the timeout reply to out when
+// blk is nil (the client may not block).
+func (v *version) blocked(ans, out []byte, blk *Block) []byte {
+	if blk == nil {
+		var dec codec.Block
+		if codec.DecodeBlock(ans, &dec) != nil {
+			return append(out, errorReply(v.name, "malformed block answer from the module")...)
+		}
+		return append(out, dec.Reply...)
+	}
+	// Decoded in place, the keys and reply alias guest memory: copied into
+	// one buffer, which the client keeps while it waits and reuses the
+	// next time it blocks.
+	if codec.DecodeBlock(ans, &blk.Block) != nil {
+		blk.Keys, blk.Reply = blk.Keys[:0], nil
+		return append(out, errorReply(v.name, "malformed block answer from the module")...)
+	}
+	n := len(blk.Reply)
+	for _, k := range blk.Keys {
+		n += len(k)
+	}
+	if cap(blk.buf) < n || cap(blk.buf) > 4*n+1024 {
+		blk.buf = make([]byte, 0, n)
+	}
+	buf := blk.buf[:0]
+	for i, k := range blk.Keys {
+		buf = append(buf, k...)
+		blk.Keys[i] = buf[len(buf)-len(k) : len(buf) : len(buf)]
+	}
+	buf = append(buf, blk.Reply...)
+	blk.buf, blk.Reply = buf, buf[len(buf)-len(blk.Reply):]
+	blk.Blocked = true
+	return out
+}
+
 // ExecBatch runs items, a client's pipelined commands, in order, appending
 // each reply to out and setting each item's End. Consecutive commands of
 // one module and database run in one guest call where the module supports
 // it: a call into a guest costs about as much as a short command.
-func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byte {
+//
+// A command that blocks ends the run when blk is not nil: ExecBatch
+// returns with blk filled (see ExecBlock) and blk.Index the command's
+// item, whose End is not set; the items after it have not run. With blk
+// nil, a command that blocks answers its timeout reply (inside MULTI).
+func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
+	if blk != nil {
+		blk.Blocked = false
+	}
 	// limit adapts the batch size to how far batches get: a batch that
 	// stops at a command waiting on the store (every store command, on
 	// Aerospike) leaves the rest to be laid out again, so after one the
@@ -225,13 +290,18 @@ func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byt
 		}
 		n, waited := 0, false
 		if v, _ := items[i].Cmd.impl.(*version); v != nil && v.batch && j-i > 1 {
-			n, waited, out = r.runBatch(ctx, v, items[i:j], out)
+			n, waited, out = r.runBatch(ctx, v, items[i:j], out, blk)
 		}
 		if n == 0 {
 			it := &items[i]
-			out = r.Exec(ctx, it.Cmd, &it.Start, out)
+			out = r.exec(ctx, it.Cmd, &it.Start, out, blk)
 			it.End = len(out)
 			n = 1
+		}
+		if blk != nil && blk.Blocked {
+			// The command that blocked is always the last one that ran.
+			blk.Index = i + n - 1
+			return out
 		}
 		if waited {
 			limit = n
@@ -251,7 +321,7 @@ func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byt
 // many commands replied, 0 when none could start (the caller runs the
 // first through Exec, which knows the way around a closing version), and
 // whether the batch stopped at a command that waited.
-func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte) (int, bool, []byte) {
+func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte, blk *Block) (int, bool, []byte) {
 	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
 	if err != nil {
 		return 0, false, out
@@ -323,9 +393,9 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 		items[k].End = len(out)
 		return k + 1, false, out
 	}
-	// items[k] waits on the store: it completes on its own, then the rest
-	// of the batch goes in a new call.
-	out = r.complete(ctx, v, s, in, c, packed, nil, out)
+	// items[k] waits on the store, or blocks: it completes on its own, then
+	// the rest of the batch goes in a new call.
+	out = r.complete(ctx, v, s, in, c, packed, nil, out, blk)
 	items[k].End = len(out)
 	return k + 1, true, out
 }

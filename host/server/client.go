@@ -55,6 +55,16 @@ type client struct {
 	// Their arguments alias the read buffer.
 	pipe []module.Item
 
+	// Blocking commands (blocking.go): the state of a client that has
+	// blocked (nil before; set under mu), whether a blocking command may
+	// block now (not while EXEC runs), the bytes of replies written out
+	// while the current command blocked (marks taken before it move back
+	// by as much), and whether the connection failed while it waited.
+	bl      *blockState
+	noBlock bool
+	shift   int
+	dead    bool
+
 	// Shown to other connections by CLIENT LIST: written by the owner
 	// under mu, read by others under mu.
 	mu      sync.Mutex
@@ -79,7 +89,8 @@ type client struct {
 type clientInfo struct {
 	name, libName, libVer string
 	db, proto             int
-	multi                 int // queued commands; -1 outside MULTI
+	multi                 int  // queued commands; -1 outside MULTI
+	blocked               bool // waits in a blocking command
 }
 
 // queued is a command queued by MULTI.
@@ -137,7 +148,7 @@ func (s *Server) serveConn(c *client) {
 		c.wallOff = t.UnixNano() - c.clock
 		for i := range cmds {
 			c.process(cmds[i])
-			if c.closeAfter || s.ctx.Err() != nil {
+			if c.closeAfter || c.dead || s.ctx.Err() != nil {
 				break
 			}
 			if len(c.w.Buf) >= flushAt && !c.flush() {
@@ -146,7 +157,7 @@ func (s *Server) serveConn(c *client) {
 		}
 		c.runPipe()
 		c.flushStats()
-		if !c.flush() || c.closeAfter {
+		if c.dead || !c.flush() || c.closeAfter {
 			return
 		}
 	}
@@ -196,14 +207,18 @@ func (c *client) process(args [][]byte) {
 		return
 	}
 	c.runPipe() // replies stay in order
+	if c.dead {
+		return
+	}
 	mark := len(c.w.Buf)
 	skip := c.skipNext
 	c.skipNext = false
+	c.shift = 0
 
 	c.dispatch(args, b, m)
 
 	if c.replyOff || skip {
-		c.w.Buf = c.w.Buf[:mark]
+		c.w.Buf = c.w.Buf[:mark-c.shift]
 	}
 }
 
@@ -223,20 +238,70 @@ func (c *client) hold(m *module.Command, args [][]byte) {
 }
 
 // runPipe runs the held-back module commands and records their statistics.
-// A batch's time is shared evenly among its commands.
+// A batch's time is shared evenly among its commands. A command that
+// blocks stops the batch: the client waits in it (waitBlocked), then the
+// commands after it run.
 func (c *client) runPipe() {
 	n := len(c.pipe)
 	if n == 0 {
 		return
 	}
-	mark, began := len(c.w.Buf), c.clock
-	c.w.Buf = c.s.rt.ExecBatch(c.s.ctx, c.pipe, c.w.Buf)
-	end := c.s.nanos()
-	each := (end - began) / int64(n)
+	var blk *module.Block
+	if !c.noBlock {
+		blk = getBlock()
+	}
+	items := c.pipe
+	for len(items) > 0 {
+		mark, began := len(c.w.Buf), c.clock
+		c.w.Buf = c.s.rt.ExecBatch(c.s.ctx, items, c.w.Buf, blk)
+		ran := len(items)
+		if blk != nil && blk.Blocked {
+			ran = blk.Index
+		}
+		end := c.s.nanos()
+		c.countPipe(items[:ran], mark, began, end)
+		c.clock = end
+		if ran == len(items) {
+			break
+		}
+		it := &items[ran]
+		mark = c.waitBlocked(&it.Start, blk)
+		end = c.s.nanos()
+		failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
+		c.count(c.statFor(nil, it.Cmd), end-c.clock, failed)
+		if failed {
+			c.s.stats.countError(c.w.Buf[mark+1:])
+		}
+		c.clock = end
+		if c.dead {
+			break
+		}
+		items = items[ran+1:]
+		// The commands after it start now, not when they were read.
+		now := c.wallOff + c.clock
+		for i := range items {
+			items[i].Start.Now = now
+		}
+	}
+	if blk != nil {
+		putBlock(blk)
+	}
+	c.lastCmd.Store(&c.pipe[n-1].Cmd.Info.Name)
+	clear(c.pipe) // the arguments alias the read buffer
+	c.pipe = c.pipe[:0]
+}
+
+// countPipe records the statistics of items, which ExecBatch ran from
+// mark in c.w.Buf between began and end.
+func (c *client) countPipe(items []module.Item, mark int, began, end int64) {
+	if len(items) == 0 {
+		return
+	}
+	each := (end - began) / int64(len(items))
 	var last *module.Command
 	var st *cmdStat
-	for i := range c.pipe {
-		it := &c.pipe[i]
+	for i := range items {
+		it := &items[i]
 		if it.Cmd != last { // a pipeline mostly repeats one command
 			last, st = it.Cmd, c.statFor(nil, it.Cmd)
 		}
@@ -247,10 +312,6 @@ func (c *client) runPipe() {
 		}
 		mark = it.End
 	}
-	c.lastCmd.Store(&c.pipe[n-1].Cmd.Info.Name)
-	c.clock = end
-	clear(c.pipe) // the arguments alias the read buffer
-	c.pipe = c.pipe[:0]
 }
 
 // lookup finds a command: a module's (m) or a builtin (b); neither when
@@ -325,7 +386,17 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		c.start.ClientID = c.id
 		c.start.Now = c.wallOff + c.clock
 		c.start.Args = args
-		c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
+		if c.noBlock {
+			c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
+		} else {
+			blk := getBlock()
+			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, m, &c.start, c.w.Buf, blk)
+			if blk.Blocked {
+				mark = c.waitBlocked(&c.start, blk)
+				began = c.clock // the last run's start: waits are not counted
+			}
+			putBlock(blk)
+		}
 		c.start.Args = nil
 	}
 	end := c.s.nanos()

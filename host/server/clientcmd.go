@@ -166,8 +166,11 @@ func (c *client) describe(info clientInfo, now time.Time, dst []byte) []byte {
 		cmd = *p
 	}
 	flags := "N"
-	if info.multi >= 0 {
+	switch {
+	case info.multi >= 0:
 		flags = "x"
+	case info.blocked:
+		flags = "b"
 	}
 	idle := now.Sub(time.Unix(0, c.lastAt.Load()))
 	dst = append(dst, "id="...)
@@ -286,6 +289,36 @@ func (c *client) kill(match func(*client) bool, skipMe bool) int {
 	return n
 }
 
+// cmdClientUnblock implements CLIENT UNBLOCK id [TIMEOUT|ERROR], as Redis
+// 7.0: the reason is checked before the id; 1 if the client waited in a
+// blocking command and now answers, 0 otherwise.
+func cmdClientUnblock(c *client, args [][]byte) {
+	how := unblockTimeout
+	if len(args) == 4 {
+		switch {
+		case strings.EqualFold(string(args[3]), "timeout"):
+		case strings.EqualFold(string(args[3]), "error"):
+			how = unblockError
+		default:
+			c.w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	} else if len(args) != 3 {
+		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(cstr(args[1], 128)) + "'. Try CLIENT HELP.")
+		return
+	}
+	id, ok := parseInt(args[2])
+	if !ok {
+		c.w.Error(errNotInteger)
+		return
+	}
+	if id > 0 && c.s.unblockClient(uint64(id), how) {
+		c.w.Int(1)
+		return
+	}
+	c.w.Int(0)
+}
+
 func cmdClientHelp(c *client, _ [][]byte) {
 	writeHelp(c, "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 		"GETNAME",
@@ -310,6 +343,8 @@ func cmdClientHelp(c *client, _ [][]byte) {
 		"    Set the client library name or version.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"HELP",
 		"    Prints this help.")
 }

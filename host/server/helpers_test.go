@@ -106,8 +106,14 @@ func (f *fakeRuntime) Exec(ctx context.Context, cmd *module.Command, st *codec.S
 	return out
 }
 
+// ExecBlock is Exec: fake commands never block.
+func (f *fakeRuntime) ExecBlock(ctx context.Context, cmd *module.Command, st *codec.Start, out []byte, blk *module.Block) []byte {
+	blk.Blocked = false
+	return f.Exec(ctx, cmd, st, out)
+}
+
 // ExecBatch runs the items one by one, as a module without respike_batch.
-func (f *fakeRuntime) ExecBatch(ctx context.Context, items []module.Item, out []byte) []byte {
+func (f *fakeRuntime) ExecBatch(ctx context.Context, items []module.Item, out []byte, _ *module.Block) []byte {
 	for i := range items {
 		out = f.Exec(ctx, items[i].Cmd, &items[i].Start, out)
 		items[i].End = len(out)

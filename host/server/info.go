@@ -81,7 +81,7 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 	case "clients":
 		line("connected_clients", s.connectedClients())
 		line("maxclients", s.cfg.Server.MaxClients)
-		line("blocked_clients", 0)
+		line("blocked_clients", s.blocked.Load())
 		line("tracking_clients", 0)
 	case "memory":
 		var ms runtime.MemStats

@@ -33,6 +33,10 @@ func cmdExec(c *client, _ [][]byte) {
 	c.inMulti = false
 	c.setInfo(func(i *clientInfo) { i.multi = -1 })
 	c.w.Array(len(q))
+	// Blocking commands answer at once, as their non-blocking forms, as
+	// Redis runs them in a transaction.
+	c.noBlock = true
+	defer func() { c.noBlock = false }()
 	for i := range q {
 		if q[i].b == nil {
 			// Module commands run together, as a pipeline's do.

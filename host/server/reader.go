@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 )
 
 // Limits of the request stream, as Redis's.
@@ -129,6 +130,43 @@ func (rd *reader) fill() {
 	if err != nil {
 		rd.err = err
 	}
+}
+
+// readMore reads what has arrived into the end of the buffer, for a client
+// that waits in a blocking command: reading is how it learns that its
+// connection closed, and a pipelined command waits there to be parsed
+// once the blocking one has replied. Nothing is parsed, and nothing read
+// moves: the commands being run alias the buffer. A full buffer is
+// replaced (the old one stays with the commands that alias it), up to
+// maxQueryBuf of unparsed bytes. A read error is returned; it also ends
+// the stream unless it is a deadline's.
+func (rd *reader) readMore() error {
+	if rd.err != nil {
+		if _, ok := rd.err.(*protoError); !ok {
+			return rd.err
+		}
+		// A protocol error waits for the commands before it: what comes
+		// next is never parsed, so read it away, to notice a close.
+		var scratch [512]byte
+		_, err := rd.r.Read(scratch[:])
+		return err
+	}
+	if rd.end == len(rd.buf) {
+		unparsed := rd.end - rd.off
+		if unparsed >= maxQueryBuf {
+			rd.err = errQueryBuf
+			return rd.err
+		}
+		grown := make([]byte, max(readBufSize, len(rd.buf), 2*unparsed))
+		rd.end = copy(grown, rd.buf[rd.off:rd.end])
+		rd.buf, rd.off = grown, 0
+	}
+	n, err := rd.r.Read(rd.buf[rd.end:])
+	rd.end += n
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		rd.err = err
+	}
+	return err
 }
 
 // unauth reports whether the client has yet to authenticate.

@@ -236,3 +236,48 @@ func TestReaderDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per pipeline of 100 commands", allocs)
 	}
 }
+
+// TestReadMore reads a blocked client's pipelined input while its command
+// runs: the command's arguments stay intact, whether the input fits the
+// buffer's end or the buffer is replaced, and the input parses afterwards.
+func TestReadMore(t *testing.T) {
+	first := "*2\r\n$5\r\nBLPOP\r\n$1\r\nk\r\n"
+	more := strings.Repeat("*1\r\n$4\r\nPING\r\n", 1000) // beyond the first buffer
+	src := &chunkReader{data: []byte(first), n: len(first)}
+	rd := &reader{r: src, maxBulk: 1 << 20}
+	cmds, err := rd.ReadCommands()
+	if err != nil || len(cmds) != 1 {
+		t.Fatalf("ReadCommands: %q, %v", cmds, err)
+	}
+	src.data, src.n = []byte(more), 100
+	for len(src.data) > 0 {
+		if err := rd.readMore(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := string(cmds[0][0]) + " " + string(cmds[0][1]); got != "BLPOP k" {
+		t.Fatalf("the running command's arguments changed: %q", got)
+	}
+	if err := rd.readMore(); !errors.Is(err, io.EOF) {
+		t.Fatalf("readMore at the end: %v, want EOF", err)
+	}
+	n := 0
+	for {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		for _, c := range cmds {
+			if len(c) != 1 || string(c[0]) != "PING" {
+				t.Fatalf("command %q", c)
+			}
+			n++
+		}
+	}
+	if n != 1000 {
+		t.Fatalf("%d commands read after the block, want 1000", n)
+	}
+}

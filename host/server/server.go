@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/store"
@@ -48,16 +49,21 @@ type commandRuntime interface {
 	Commands() []*module.Command
 	Modules() []module.ModuleInfo
 	Exec(ctx context.Context, cmd *module.Command, start *codec.Start, out []byte) []byte
-	ExecBatch(ctx context.Context, items []module.Item, out []byte) []byte
+	ExecBlock(ctx context.Context, cmd *module.Command, start *codec.Start, out []byte, blk *module.Block) []byte
+	ExecBatch(ctx context.Context, items []module.Item, out []byte, blk *module.Block) []byte
 	Load(ctx context.Context, path string) (module.ModuleInfo, error)
 	Unload(name string) error
 }
 
 // Server serves the Redis protocol. Create it with New.
 type Server struct {
-	cfg      config.Config
-	rt       commandRuntime
-	st       store.Store
+	cfg config.Config
+	rt  commandRuntime
+	st  store.Store
+	// reg keeps the clients blocked in a blocking command (blocking.go);
+	// blocked counts them, for INFO.
+	reg      *block.Registry
+	blocked  atomic.Int64
 	log      *slog.Logger
 	password string
 	idle     time.Duration
@@ -87,6 +93,11 @@ type Server struct {
 // New creates a server for cfg that runs module commands on rt and keyspace
 // commands (DBSIZE, FLUSHDB, FLUSHALL, INFO keyspace) on st. A nil rt serves
 // the built-in commands only.
+//
+// Blocked clients are kept in st when it is a *block.Registry, the store rt
+// runs its commands on, so that every write through rt wakes them. On any
+// other store the server makes a registry of its own, which sees only what
+// its poll reads ([server] block_poll_interval).
 func New(cfg config.Config, rt *module.Runtime, st store.Store, logger *slog.Logger) *Server {
 	var r commandRuntime = noModules{}
 	if rt != nil {
@@ -129,6 +140,15 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		s.cfg.Server.MaxClients = 10000
 	}
 	s.stats.init(len(builtins.all))
+	if reg, ok := st.(*block.Registry); ok {
+		s.reg = reg
+	} else {
+		poll := cfg.Server.BlockPollInterval.D()
+		if st == nil {
+			poll = 0
+		}
+		s.reg = block.New(st, block.Options{PollInterval: poll, Logger: logger})
+	}
 	return s
 }
 
@@ -340,7 +360,10 @@ func (noModules) Unload(string) error           { return errors.New("no such mod
 func (noModules) Exec(_ context.Context, _ *module.Command, _ *codec.Start, out []byte) []byte {
 	return append(out, "-ERR no module runtime\r\n"...)
 }
-func (noModules) ExecBatch(_ context.Context, items []module.Item, out []byte) []byte {
+func (noModules) ExecBlock(_ context.Context, _ *module.Command, _ *codec.Start, out []byte, _ *module.Block) []byte {
+	return append(out, "-ERR no module runtime\r\n"...)
+}
+func (noModules) ExecBatch(_ context.Context, items []module.Item, out []byte, _ *module.Block) []byte {
 	for i := range items {
 		out = append(out, "-ERR no module runtime\r\n"...)
 		items[i].End = len(out)

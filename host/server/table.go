@@ -149,6 +149,8 @@ func builtinCommands() []*builtin {
 					since: "7.2.0", summary: "Set client or connection specific info", run: cmdClientSetinfo},
 				{name: "client|setname", arity: 3, flags: subFlags, acl: slowConn,
 					since: "2.6.9", summary: "Set the current connection name", run: cmdClientSetname},
+				{name: "client|unblock", arity: -3, flags: adminSubFlags, acl: adminConn,
+					since: "5.0.0", summary: "Unblock a client blocked in a blocking command from a different connection", run: cmdClientUnblock},
 			}}),
 
 		// COMMAND: commandcmd.go.

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
@@ -94,10 +95,16 @@ func BuildModule(root, family, out string) error {
 }
 
 // Backend is a store and a module runtime serving the modules of a folder;
-// several daemons may share it.
+// several daemons may share it: they are then one proxy with several
+// listeners. Store is the registry of blocked clients (host/block) over
+// the store, as cmd/respike wires it.
 type Backend struct {
 	Store   store.Store
 	Runtime *module.Runtime
+
+	// shared is set on a backend over another's store (NewProxy): closing
+	// it leaves the store open.
+	shared bool
 }
 
 // NewBackend opens a store and loads every module in dir, caching
@@ -114,6 +121,33 @@ func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) 
 		}
 		st = as
 	}
+	b, err := newBackendOn(ctx, st, dir, cacheDir, logger, block.DefaultPollInterval)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// NewProxy returns a second proxy on b's store: a runtime of its own
+// loading the modules of dir (compilations cached in cacheDir), and a registry of blocked clients of its
+// own, polling every poll, which sees the other proxy's writes only
+// through the store, as a proxy in another process would.
+func (b *Backend) NewProxy(ctx context.Context, dir, cacheDir string, logger *slog.Logger, poll time.Duration) (*Backend, error) {
+	st := b.Store
+	if reg, ok := st.(*block.Registry); ok {
+		st = reg.Store()
+	}
+	nb, err := newBackendOn(ctx, st, dir, cacheDir, logger, poll)
+	if nb != nil {
+		nb.shared = true
+	}
+	return nb, err
+}
+
+// newBackendOn loads every module in dir on a runtime over st.
+func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, logger *slog.Logger, poll time.Duration) (*Backend, error) {
+	reg := block.New(st, block.Options{PollInterval: poll, Logger: logger})
 	rt, err := module.New(ctx, module.Config{
 		Dir:            dir,
 		CacheDir:       cacheDir,
@@ -121,17 +155,15 @@ func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) 
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
 		Logger:         logger,
-	}, st)
+	}, reg)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	if err := rt.LoadDir(ctx); err != nil {
 		rt.Close(ctx)
-		st.Close()
 		return nil, err
 	}
-	return &Backend{Store: st, Runtime: rt}, nil
+	return &Backend{Store: reg, Runtime: rt}, nil
 }
 
 // WatchModules keeps b's runtime in step with dir as the daemon does: it
@@ -151,10 +183,12 @@ func WatchModules(ctx context.Context, b *Backend, dir string, logger *slog.Logg
 	}, nil
 }
 
-// Close releases the runtime and the store.
+// Close releases the runtime and the store (not a store it shares).
 func (b *Backend) Close() {
 	b.Runtime.Close(context.Background())
-	b.Store.Close()
+	if !b.shared {
+		b.Store.Close()
+	}
 }
 
 // Daemon is a respike server running in-process on a loopback port.

@@ -71,14 +71,18 @@ func runZPop(c *sdk.Ctx, where int64) {
 	zpopFrom(c, 0)
 }
 
-func runZMPop(c *sdk.Ctx) {
-	numkeys, ok := kit.ParseInt(c.Arg(1))
+func runZMPop(c *sdk.Ctx) { zmpopParse(c, 1) }
+
+// zmpopParse reads ZMPOP's arguments from numkeys at argument at (BZMPOP's
+// are one further on), then pops.
+func zmpopParse(c *sdk.Ctx, at int) {
+	numkeys, ok := kit.ParseInt(c.Arg(at))
 	if !ok || numkeys < 1 {
 		c.Error("ERR numkeys should be greater than 0")
 		return
 	}
-	whereIdx := 2 + numkeys
-	if whereIdx >= int64(c.NArg()) {
+	whereIdx := int64(at) + 1 + numkeys
+	if numkeys > int64(c.NArg()) || whereIdx >= int64(c.NArg()) {
 		c.Error(kit.Syntax)
 		return
 	}
@@ -110,7 +114,7 @@ func runZMPop(c *sdk.Ctx) {
 	if count == -1 {
 		count = 1
 	}
-	c.N[0], c.N[1], c.N[3], c.N[4], c.N[5] = 2, numkeys, count, where, popKeyed
+	c.N[0], c.N[1], c.N[3], c.N[4], c.N[5] = int64(at)+1, numkeys, count, where, popKeyed
 	zpopKeys(c)
 }
 
@@ -164,6 +168,10 @@ func zpopFrom(c *sdk.Ctx, i int) {
 
 // zpopEmpty answers when no key had items.
 func zpopEmpty(c *sdk.Ctx) {
+	if c.N[7] != 0 {
+		zpopBlock(c)
+		return
+	}
 	if c.N[5] == popKeyed || c.N[5] == popKeyedOne {
 		c.Reply().NullArray()
 		return

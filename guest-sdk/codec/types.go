@@ -227,6 +227,22 @@ const (
 	OpMapRemoveByRank       // Index = rank, Count (Count < 0: to the end); returns per Return
 	OpMapRemoveByValueRange // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 	OpMapRemoveByKeyRange   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
+
+	// List operations on Bin, an unordered list (Aerospike's list CDT
+	// operations). Index 0 is the head; a negative index counts from the
+	// tail, -1 being the last item. Return selects what a list read or
+	// remove returns: ReturnNone, ReturnCount, ReturnValue (items in list
+	// order), ReturnIndex (ascending indexes) or ReturnExists, optionally
+	// or-ed with ReturnInverted. A read of a missing bin returns Nil; a
+	// remove from a missing bin changes nothing and returns Nil.
+	OpListAppend          // Values = items appended at the tail; returns the size after
+	OpListInsert          // Index, Values = items inserted before Index (-size..size); returns the size after; OpNotApplicable when Index is out of bounds
+	OpListSize            // returns the size (0 when the bin is absent)
+	OpListGetByIndex      // Index, Count (Count < 0: to the end); returns per Return; a range partly out of bounds selects its in-bounds part
+	OpListRemoveByIndex   // Index, Count (Count < 0: to the end); returns per Return
+	OpListSet             // Index, Value: replaces the item at Index; returns nil; fails (OpNotApplicable on the memory store) when Index is out of bounds
+	OpListGetByValue      // Value; selects every item equal to Value; returns per Return
+	OpListRemoveByValue   // Value; removes every item equal to Value; returns per Return
 )
 
 // MapWriteFlags are Aerospike's map write flags.
@@ -263,6 +279,7 @@ const (
 	ReturnValue                     // list of values
 	ReturnKeyValue                  // map of matched items (flattened pairs)
 	ReturnExists                    // bool: whether any item matched
+	ReturnIndex                     // list ops only: list of the selected items' indexes, ascending
 )
 
 // ReturnInverted, or-ed into the return type of a map get or remove by

@@ -100,6 +100,23 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
+		case codec.OpListAppend, codec.OpListInsert:
+			writes = true
+			if len(o.Values) == 0 {
+				return false, &opError{codec.InvalidOperation, "memory: list append or insert without items"}
+			}
+		case codec.OpListSet:
+			writes = true
+		case codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
+			writes = true
+			if !listReturnOK(o.Return) {
+				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
+			}
+		case codec.OpListSize:
+		case codec.OpListGetByIndex, codec.OpListGetByValue:
+			if !listReturnOK(o.Return) {
+				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
+			}
 		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange:
 			if o.Return.Type() > codec.ReturnExists {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
@@ -107,7 +124,7 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		default:
 			return false, &opError{codec.InvalidOperation, "memory: unknown op code"}
 		}
-		if o.Return.Inverted() && !selects(o.Code) {
+		if o.Return.Inverted() && !selects(o.Code) && !listSelects(o.Code) {
 			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}
 		}
 		if needBin && o.Bin == "" {
@@ -301,6 +318,9 @@ func binIsEmptyCollection(b *bin) bool {
 	if b.m != nil {
 		return len(b.m.e) == 0
 	}
+	if b.l != nil {
+		return b.l.n() == 0
+	}
 	return b.val.Kind == codec.KindList && len(b.val.List) == 0
 }
 
@@ -308,6 +328,9 @@ func binIsEmptyCollection(b *bin) bool {
 func binSize(b *bin) int {
 	if b.m != nil {
 		return b.m.size
+	}
+	if b.l != nil {
+		return 1 + b.l.size
 	}
 	return valueSize(b.val)
 }
@@ -323,7 +346,7 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 	for i := range cx.draft {
 		switch {
 		case cx.draft[i].name == name:
-			cx.draft[i].val, cx.draft[i].m = v, m
+			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l = v, m, nil
 			return
 		case cx.draft[i].name > name:
 			cx.draft = append(cx.draft, bin{})
@@ -333,6 +356,12 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 		}
 	}
 	cx.draft = append(cx.draft, bin{name: internName(name), val: v, m: m})
+}
+
+// setList stores a list bin in the draft.
+func (cx *callCtx) setList(name string, l *olist) {
+	cx.setBin(name, codec.Value{Kind: codec.KindList}, nil)
+	cx.draftBin(name).l = l
 }
 
 func (cx *callCtx) deleteBin(name string) {
@@ -381,6 +410,18 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 			return codec.Nil, errBinType
 		}
 		return codec.Int(int64(len(b.m.e))), nil
+	case codec.OpListSize, codec.OpListGetByIndex, codec.OpListGetByValue:
+		b := findBin(bins, o.Bin)
+		if b == nil {
+			if o.Code == codec.OpListSize {
+				return codec.Int(0), nil
+			}
+			return codec.Nil, nil
+		}
+		if b.l == nil {
+			return codec.Nil, errBinType
+		}
+		return cx.listRead(b.l, o), nil
 	default: // map reads
 		b := findBin(bins, o.Bin)
 		if b == nil {
@@ -399,6 +440,9 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 func binValue(b *bin) codec.Value {
 	if b.m != nil {
 		return b.m.flatten()
+	}
+	if b.l != nil {
+		return b.l.flatten()
 	}
 	return b.val
 }
@@ -427,6 +471,14 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 			cx.setBin(o.Bin, codec.Value{Kind: codec.KindMap}, m)
 			return codec.Nil, nil
 		}
+		if o.Value.Kind == codec.KindList {
+			items, e := ownItems(o.Value.List)
+			if e != nil {
+				return codec.Nil, e
+			}
+			cx.setList(o.Bin, newOlist(items))
+			return codec.Nil, nil
+		}
 		v, e := ownValue(o.Value)
 		if e != nil {
 			return codec.Nil, e
@@ -448,6 +500,8 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		// touch alone on a missing record leaves it without bins, which
 		// is NotFound.
 		return codec.Nil, nil
+	case codec.OpListAppend, codec.OpListInsert, codec.OpListSet, codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
+		return cx.listWrite(o)
 	case codec.OpMapPut:
 		return cx.mapPut(o)
 	case codec.OpMapIncrement:
@@ -477,7 +531,7 @@ func (cx *callCtx) add(o *codec.Op) *opError {
 			cx.setBin(o.Bin, codec.Int(d.Int), nil)
 			return nil
 		}
-		if b.val.Kind != codec.KindInt || b.m != nil {
+		if b.val.Kind != codec.KindInt || b.m != nil || b.l != nil {
 			return errBinType
 		}
 		sum := b.val.Int + d.Int
@@ -535,4 +589,13 @@ func (cx *callCtx) rollback() {
 		cx.undo[i].apply()
 	}
 	cx.undo = cx.undo[:0]
+}
+
+// listReturnOK reports whether a list read or remove may return r.
+func listReturnOK(r codec.MapReturn) bool {
+	switch r.Type() {
+	case codec.ReturnNone, codec.ReturnCount, codec.ReturnValue, codec.ReturnIndex, codec.ReturnExists:
+		return true
+	}
+	return false
 }

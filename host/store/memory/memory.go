@@ -98,11 +98,13 @@ type record struct {
 }
 
 // bin is one named value. A map bin keeps its items in m and has
-// val.Kind == KindMap with val.List unused.
+// val.Kind == KindMap with val.List unused; a list bin keeps its items in l
+// and has val.Kind == KindList with val.List unused.
 type bin struct {
 	name string
 	val  codec.Value
 	m    *omap
+	l    *olist
 }
 
 // New returns a store, and starts its expiry sweeper unless

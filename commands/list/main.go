@@ -1,0 +1,90 @@
+// Command list is respike's module of Redis list commands: LPUSH, RPUSH,
+// LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM,
+// LTRIM, LPOS, LMOVE, RPOPLPUSH and LMPOP.
+//
+// Data model: one key is one record with bin "t" = "list" and bin "v" = an
+// unordered Aerospike list of the elements (blobs), head first.
+//
+// Atomicity: pushes, pops, LLEN, LRANGE and LINDEX with indexes of one sign,
+// LSET, LTRIM with indexes of one sign and LREM with a count of 0 are one
+// atomic operate each, guarded by the type tag (WRONGTYPE is decided
+// atomically with the write); a write that empties the list deletes the
+// record in the same operate, and writes leave the TTL as it is. LINSERT,
+// LREM with a count, LTRIM with indexes of both signs and LMOVE on one key
+// read, then write under the generation they read, and start again when
+// another client wrote in between (kit.Retries times). LMOVE and RPOPLPUSH
+// between two keys push to the destination first and pop the source second
+// (see lmove.go): an element may briefly be in both lists, never in
+// neither.
+package main
+
+import (
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func main() {}
+
+func init() { sdk.Module("list", "1.0.0") }
+
+// tagList is the type tag of every list record, built once because
+// codec.Str allocates.
+var tagList = codec.Str(codec.TypeList)
+
+const bin = codec.BinValue
+
+// maxIndex bounds the indexes sent to the store: Aerospike counts list
+// items in 32 bits, so any index beyond ±2^32 means the same as ±2^32, and
+// clamping keeps index arithmetic far from overflow.
+const maxIndex = 1 << 32
+
+func clampIndex(i int64) int64 { return max(-maxIndex, min(i, maxIndex)) }
+
+// errIndex is Redis's answer to an index that is not an integer.
+const errIndex = kit.NotInt
+
+// replyItem writes one element: bytes as they are; an integer or float
+// (written by another Aerospike application) in its string form.
+func replyItem(c *sdk.Ctx, v *codec.Value) { kit.ReplyStr(c, v) }
+
+// replyItems writes elements as an array, in order or reversed.
+func replyItems(c *sdk.Ctx, items []codec.Value, reverse bool) {
+	c.Reply().Array(len(items))
+	if reverse {
+		for i := len(items) - 1; i >= 0; i-- {
+			replyItem(c, &items[i])
+		}
+		return
+	}
+	for i := range items {
+		replyItem(c, &items[i])
+	}
+}
+
+// failed answers a typed list call that did not succeed: WRONGTYPE when the
+// guard filtered the record out or the bin is not a list, the store's
+// error otherwise.
+func failed(c *sdk.Ctx, r *codec.Result) { kit.GuardFailed(c, r) }
+
+// retry counts an attempt in c.N[slot] and reports whether another is
+// allowed; when not, it has replied.
+func retry(c *sdk.Ctx, slot int) bool {
+	c.N[slot]++
+	if c.N[slot] >= kit.Retries {
+		c.Error(kit.Contention)
+		return false
+	}
+	return true
+}
+
+// side parses LEFT or RIGHT; ok is false for anything else.
+func side(b []byte) (right, ok bool) {
+	switch {
+	case kit.Fold(b, "left"):
+		return false, true
+	case kit.Fold(b, "right"):
+		return true, true
+	}
+	return false, false
+}

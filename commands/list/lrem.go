@@ -62,13 +62,18 @@ func lremFound(c *sdk.Ctx) {
 	n := c.N[0]
 	call := c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(bin).
 		Generation(r.Generation)
+	// |n| without overflow for math.MinInt64.
+	abs := uint64(n)
+	if n < 0 {
+		abs = -abs
+	}
 	switch {
-	case n > 0 && n < int64(len(at)):
+	case n > 0 && abs < uint64(len(at)):
 		for i := n - 1; i >= 0; i-- {
 			call.ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
 		}
-	case n < 0 && -n < int64(len(at)):
-		for i := len(at) - 1; i >= len(at)+int(n); i-- {
+	case n < 0 && abs < uint64(len(at)):
+		for i := len(at) - 1; i >= len(at)-int(abs); i-- {
 			call.ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
 		}
 	default:

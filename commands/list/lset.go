@@ -20,7 +20,7 @@ func init() {
 func runLSet(c *sdk.Ctx) {
 	i, ok := kit.ParseInt(c.Arg(2))
 	if !ok {
-		c.Error(errIndex)
+		badIndex(c)
 		return
 	}
 	c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).
@@ -28,13 +28,15 @@ func runLSet(c *sdk.Ctx) {
 	c.Exec(lsetDone)
 }
 
+const errNoKey = "ERR no such key"
+
 func lsetDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
 		c.Reply().OK()
 	case codec.NotFound:
-		c.Error("ERR no such key")
+		c.Error(errNoKey)
 	case codec.OpNotApplicable, codec.ParameterError:
 		// Aerospike answers an index past the tail with OP_NOT_APPLICABLE
 		// (INSERT_BOUNDED) and may answer one before the head with

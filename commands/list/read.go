@@ -47,7 +47,8 @@ func llenDone(c *sdk.Ctx) {
 func runLIndex(c *sdk.Ctx) {
 	i, ok := kit.ParseInt(c.Arg(2))
 	if !ok {
-		c.Error(errIndex)
+		// Redis checks the key before the index.
+		badIndex(c)
 		return
 	}
 	c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnValue, clampIndex(i), 1)
@@ -130,4 +131,28 @@ func lrangeDone(c *sdk.Ctx) {
 		items = items[:min(int64(len(items)), keep)]
 	}
 	replyItems(c, items, false)
+}
+
+// badIndex answers LINDEX and LSET with an index that is not an integer
+// as Redis does: it looks the key up first, so a missing key answers as
+// missing (nil, or "no such key") and another type WRONGTYPE.
+func badIndex(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeList).ListSize(bin)
+	c.Exec(badIndexDone)
+}
+
+func badIndexDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Error(errIndex)
+	case codec.NotFound:
+		if kit.Fold(c.Arg(0), "lset") {
+			c.Error(errNoKey)
+		} else {
+			c.Reply().Null()
+		}
+	default:
+		failed(c, r)
+	}
 }

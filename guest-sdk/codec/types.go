@@ -235,14 +235,14 @@ const (
 	// order), ReturnIndex (ascending indexes) or ReturnExists, optionally
 	// or-ed with ReturnInverted. A read of a missing bin returns Nil; a
 	// remove from a missing bin changes nothing and returns Nil.
-	OpListAppend          // Values = items appended at the tail; returns the size after
-	OpListInsert          // Index, Values = items inserted before Index (-size..size); returns the size after; OpNotApplicable when Index is out of bounds
-	OpListSize            // returns the size (0 when the bin is absent)
-	OpListGetByIndex      // Index, Count (Count < 0: to the end); returns per Return; a range partly out of bounds selects its in-bounds part
-	OpListRemoveByIndex   // Index, Count (Count < 0: to the end); returns per Return
-	OpListSet             // Index, Value: replaces the item at Index; returns nil; fails (OpNotApplicable on the memory store) when Index is out of bounds
-	OpListGetByValue      // Value; selects every item equal to Value; returns per Return
-	OpListRemoveByValue   // Value; removes every item equal to Value; returns per Return
+	OpListAppend        // Values = items appended at the tail; returns the size after
+	OpListInsert        // Index, Values = items inserted before Index (-size..size); returns the size after; OpNotApplicable when Index is out of bounds
+	OpListSize          // returns the size (0 when the bin is absent)
+	OpListGetByIndex    // Index, Count (Count < 0: to the end); returns per Return; a range partly out of bounds selects its in-bounds part
+	OpListRemoveByIndex // Index, Count (Count < 0: to the end); returns per Return
+	OpListSet           // Index, Value: replaces the item at Index; returns nil; fails (OpNotApplicable on the memory store) when Index is out of bounds
+	OpListGetByValue    // Value; selects every item equal to Value; returns per Return
+	OpListRemoveByValue // Value; removes every item equal to Value; returns per Return
 )
 
 // MapWriteFlags are Aerospike's map write flags.

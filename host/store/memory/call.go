@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -258,7 +259,8 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 	}
 	if size > s.maxRecord {
 		cx.rollback()
-		fail(res, &opError{codec.RecordTooBig, "memory: record too big"})
+		fail(res, &opError{codec.RecordTooBig, "memory: record of " + strconv.Itoa(size) +
+			" bytes over the store's limit of " + strconv.Itoa(s.maxRecord) + " bytes (max_record_bytes)"})
 		return
 	}
 

@@ -15,6 +15,9 @@ type callCtx struct {
 	draft []bin
 	undo  []undoRec
 	idx   []int32 // selected map items
+	// dst is storage a list read may reuse for its result (length 0):
+	// the list of the response's previous value for the op.
+	dst []codec.Value
 }
 
 // opError is a failed op: the call's result code and message.
@@ -33,15 +36,24 @@ var (
 
 func (s *Store) execCall(d *db, c *codec.Call, res *codec.Result, now *instant) {
 	res.Code, res.Msg, res.Generation, res.TTL = codec.OK, "", 0, 0
+	// A list value of the response's previous use keeps its List (with
+	// Kind Nil) for a list read of the same op to reuse: Exec reuses
+	// resp's slices (store.Store), and an LRANGE of 600 items then
+	// allocates nothing. Every op overwrites its value; a failure clears
+	// them all.
 	vals := res.Values[:0]
-	for range c.Ops {
-		vals = append(vals, codec.Nil)
+	for i := range c.Ops {
+		var v codec.Value
+		if i < len(res.Values) && res.Values[i].Kind == codec.KindList {
+			v.List = res.Values[i].List[:0]
+		}
+		vals = append(vals, v)
 	}
 	res.Values = vals
 
 	writes, e := validate(c)
 	if e != nil {
-		res.Code, res.Msg = e.code, e.msg
+		fail(res, e)
 		return
 	}
 	sh, slot := d.locate(c.Key)
@@ -171,6 +183,7 @@ func read(sh *shard, slot int, c *codec.Call, res *codec.Result, now *instant) {
 	}
 	cx := &sh.cx
 	for i := range c.Ops {
+		cx.dst = res.Values[i].List
 		v, e := cx.readOp(r.bins, &c.Ops[i])
 		if e != nil {
 			fail(res, e)
@@ -178,6 +191,7 @@ func read(sh *shard, slot int, c *codec.Call, res *codec.Result, now *instant) {
 		}
 		res.Values[i] = v
 	}
+	cx.dst = nil
 	res.Generation = r.gen
 	res.TTL = ttl(r.expires, now)
 }
@@ -221,6 +235,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 	defer cx.reset()
 
 	for i := range c.Ops {
+		cx.dst = res.Values[i].List
 		v, e := cx.writeOp(&c.Ops[i])
 		if e != nil {
 			cx.rollback()
@@ -301,6 +316,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 
 // reset drops the call's references to values so they can be collected.
 func (cx *callCtx) reset() {
+	cx.dst = nil
 	clear(cx.draft)
 	cx.draft = cx.draft[:0]
 	clear(cx.undo)

@@ -268,7 +268,12 @@ func (cx *callCtx) listRead(l *olist, o *codec.Op) codec.Value {
 	if o.Code == codec.OpListGetByIndex && !o.Return.Inverted() && o.Return.Type() == codec.ReturnValue {
 		// The usual LRANGE: copy the span, no position list.
 		start, cnt := indexRange(o.Index, o.Count, l.n())
-		return codec.Value{Kind: codec.KindList, List: slices.Clone(l.items()[start : start+cnt])}
+		out := append(cx.dst[:0], l.items()[start:start+cnt]...)
+		cx.dst = nil
+		if out == nil {
+			out = []codec.Value{}
+		}
+		return codec.Value{Kind: codec.KindList, List: out}
 	}
 	idx := cx.selectList(l, o)
 	v := listResult(l, idx, o.Return.Type())

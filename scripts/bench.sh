@@ -8,22 +8,24 @@ cd "$(dirname "$0")/.."
 
 N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
-TESTS=${TESTS:-get,set,incr}
+# lrange runs LRANGE_100, _300, _500 and _600 after an LPUSH that fills the list.
+TESTS=${TESTS:-get,set,incr,lpush,rpush,lpop,rpop,lrange}
 . scripts/servers.sh
 servers_init bench
 servers_start proxy.toml
 
 run() { # port pipeline -> "test rps" lines
 	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
-		tr '\r' '\n' | awk -F': ' '/requests per second/ {split($2, a, " "); print $1, a[1]}'
+		tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
+			split($1, t, " "); split($2, a, " "); print t[1], a[1] }'
 }
 
-printf '%-8s %-4s %14s %14s %8s\n' test P respike redis ratio
+printf '%-10s %-4s %14s %14s %8s\n' test P respike redis ratio
 for P in 1 16; do
 	# Interleave the two servers, twice, so drift on a shared machine hits both.
 	run "$PPORT" "$P" >"$tmp/p1"; run "$RPORT" "$P" >"$tmp/r1"
 	run "$PPORT" "$P" >"$tmp/p2"; run "$RPORT" "$P" >"$tmp/r2"
 	join <(cat "$tmp/p1" "$tmp/p2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) \
 	     <(cat "$tmp/r1" "$tmp/r2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) |
-		awk -v P="$P" '{printf "%-8s %-4s %14.0f %14.0f %8.2f\n", $1, P, $2, $3, $2/$3}'
+		awk -v P="$P" '{printf "%-10s %-4s %14.0f %14.0f %8.2f\n", $1, P, $2, $3, $2/$3}'
 done

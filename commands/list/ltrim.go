@@ -25,13 +25,10 @@ func init() {
 //
 // Ctx.N: [0] start, [1] stop, [2] attempts.
 func runLTrim(c *sdk.Ctx) {
-	start, ok1 := kit.ParseInt(c.Arg(2))
-	stop, ok2 := kit.ParseInt(c.Arg(3))
-	if !ok1 || !ok2 {
-		c.Error(errIndex)
+	start, stop, ok := parseRange(c)
+	if !ok {
 		return
 	}
-	start, stop = clampIndex(start), clampIndex(stop)
 	c.N[0], c.N[1] = start, stop
 	if (start >= 0) == (stop >= 0) {
 		ltrimWrite(c, start, max(stop-start+1, 0), 0)

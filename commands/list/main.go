@@ -46,6 +46,18 @@ func clampIndex(i int64) int64 { return max(-maxIndex, min(i, maxIndex)) }
 // errIndex is Redis's answer to an index that is not an integer.
 const errIndex = kit.NotInt
 
+// parseRange parses LRANGE's and LTRIM's start and stop (arguments 2 and
+// 3), clamped; when it reports false it has replied.
+func parseRange(c *sdk.Ctx) (start, stop int64, ok bool) {
+	start, ok1 := kit.ParseInt(c.Arg(2))
+	stop, ok2 := kit.ParseInt(c.Arg(3))
+	if !ok1 || !ok2 {
+		c.Error(errIndex)
+		return 0, 0, false
+	}
+	return clampIndex(start), clampIndex(stop), true
+}
+
 // replyItem writes one element: bytes as they are; an integer or float
 // (written by another Aerospike application) in its string form.
 func replyItem(c *sdk.Ctx, v *codec.Value) { kit.ReplyStr(c, v) }

@@ -82,13 +82,10 @@ func lindexDone(c *sdk.Ctx) {
 //
 // Ctx.N: [0] start, [1] stop, [2] 1 when the length was asked for.
 func runLRange(c *sdk.Ctx) {
-	start, ok1 := kit.ParseInt(c.Arg(2))
-	stop, ok2 := kit.ParseInt(c.Arg(3))
-	if !ok1 || !ok2 {
-		c.Error(errIndex)
+	start, stop, ok := parseRange(c)
+	if !ok {
 		return
 	}
-	start, stop = clampIndex(start), clampIndex(stop)
 	c.N[0], c.N[1] = start, stop
 	call := c.Record(c.Arg(1)).Guard(codec.TypeList)
 	switch {

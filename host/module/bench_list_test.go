@@ -2,10 +2,6 @@ package module
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,15 +11,7 @@ import (
 )
 
 // listModule builds commands/list once per test binary run.
-var listModule = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(modDir, "list.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/list")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build list module: %v\n%s", err, msg)
-	}
-	return out, nil
-})
+var listModule = sync.OnceValues(func() (string, error) { return buildFamily("list") })
 
 // BenchmarkExecList measures whole Execs of the list commands
 // redis-benchmark runs (LPUSH, RPUSH, LPOP, RPOP, LRANGE of 100 and 600

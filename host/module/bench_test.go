@@ -92,15 +92,18 @@ func BenchmarkExecGET(b *testing.B) {
 
 // stringsModule builds commands/strings once per test binary run, for the
 // benchmarks of real commands.
-var stringsModule = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(modDir, "strings.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/strings")
+var stringsModule = sync.OnceValues(func() (string, error) { return buildFamily("strings") })
+
+// buildFamily builds commands/<family> to the test's module folder.
+func buildFamily(family string) (string, error) {
+	out := filepath.Join(modDir, family+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/"+family)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build strings module: %v\n%s", err, msg)
+		return "", fmt.Errorf("build %s module: %v\n%s", family, err, msg)
 	}
 	return out, nil
-})
+}
 
 // cModule builds examples/cstrings (the same GET, SET and INCR written in C
 // against the ABI) with clang, or reports why it cannot.

@@ -31,7 +31,7 @@ func runLTrim(c *sdk.Ctx) {
 	}
 	c.N[0], c.N[1] = start, stop
 	if (start >= 0) == (stop >= 0) {
-		ltrimWrite(c, start, max(stop-start+1, 0), 0)
+		ltrimWrite(c, start, rangeCount(start, stop), 0)
 		return
 	}
 	ltrimRead(c)

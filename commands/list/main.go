@@ -19,6 +19,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"strconv"
 
 	"github.com/respike/respike/commands/internal/kit"
@@ -36,10 +37,11 @@ var tagList = codec.Str(codec.TypeList)
 
 const bin = codec.BinValue
 
-// maxIndex bounds the indexes sent to the store: Aerospike counts list
-// items in 32 bits, so any index beyond ±2^32 means the same as ±2^32, and
-// clamping keeps index arithmetic far from overflow.
-const maxIndex = 1 << 32
+// maxIndex bounds the indexes sent to the store. No list in a record of
+// at most a few MiB comes near 2^30 items, so any index beyond ±2^30
+// means the same as ±2^30; clamping keeps index arithmetic and the counts
+// sent to the store far from overflow.
+const maxIndex = 1 << 30
 
 func clampIndex(i int64) int64 { return max(-maxIndex, min(i, maxIndex)) }
 
@@ -56,6 +58,16 @@ func parseRange(c *sdk.Ctx) (start, stop int64, ok bool) {
 		return 0, 0, false
 	}
 	return clampIndex(start), clampIndex(stop), true
+}
+
+// rangeCount is the count of an index range from start to stop of one
+// sign: -1 (to the tail) when stop is the tail or beyond, 0 when the range
+// is empty.
+func rangeCount(start, stop int64) int64 {
+	if stop >= maxIndex || (stop == -1 && start < 0) {
+		return -1
+	}
+	return max(stop-start+1, 0)
 }
 
 // replyItem writes one element: bytes as they are; an integer or float
@@ -101,11 +113,13 @@ func replyItems(c *sdk.Ctx, items []codec.Value, reverse bool) {
 		if n < 10 {
 			l := len(buf)
 			buf = buf[:l+n+6]
-			buf[l], buf[l+1], buf[l+2], buf[l+3] = '$', byte('0'+n), '\r', '\n'
-			for j := 0; j < n; j++ {
-				buf[l+4+j] = b[j]
-			}
-			buf[l+4+n], buf[l+5+n] = '\r', '\n'
+			out := buf[l : l+n+6 : l+n+6]
+			// One 32-bit store for "$n\r\n", one 16-bit store for the
+			// trailing "\r\n": in wasm each byte store is its own
+			// bounds-checked instruction.
+			binary.LittleEndian.PutUint32(out, '$'|uint32('0'+n)<<8|'\r'<<16|'\n'<<24)
+			copy(out[4:], b)
+			binary.LittleEndian.PutUint16(out[4+n:], '\r'|'\n'<<8)
 			continue
 		}
 		buf = append(buf, '$')

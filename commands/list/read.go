@@ -90,7 +90,7 @@ func runLRange(c *sdk.Ctx) {
 	call := c.Record(c.Arg(1)).Guard(codec.TypeList)
 	switch {
 	case (start >= 0) == (stop >= 0):
-		call.ListGetByIndex(bin, codec.ReturnValue, start, max(stop-start+1, 0))
+		call.ListGetByIndex(bin, codec.ReturnValue, start, rangeCount(start, stop))
 	case start >= 0:
 		c.N[2] = 1
 		call.ListGetByIndex(bin, codec.ReturnValue, start, -1).ListSize(bin)

@@ -120,7 +120,10 @@ func (cx *callCtx) lRemove(l *olist, idx []int32, want bool) []codec.Value {
 	first, last := int(idx[0]), int(idx[k-1])
 	u := cx.lSave(l)
 	if last-first+1 == k && (first == 0 || last == n-1) {
-		gone := slices.Clone(it[first : last+1])
+		// The removed items serve both the undo record and the result,
+		// in the response's own storage when it has some (cx.dst).
+		gone := append(cx.dst[:0:cap(cx.dst)], it[first:last+1]...)
+		cx.dst = nil
 		u.lat, u.lold = l.off+first, gone
 		for i := range gone {
 			l.size -= valueSize(gone[i])

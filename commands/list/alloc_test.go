@@ -27,7 +27,7 @@ func init() {
 			ListRemoveByIndex(bin, codec.ReturnValue, 0, 1)
 		c.Exec(func(c *sdk.Ctx) { c.Reply().Int(0) })
 	}}, sdk.Command{Name: "baseline-lrange", Arity: 4, Run: func(c *sdk.Ctx) {
-		c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnValue, 0, 100)
+		c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnBulks, 0, 100)
 		c.Exec(func(c *sdk.Ctx) { c.Reply().Int(0) })
 	}})
 }

@@ -90,7 +90,9 @@ func runLRange(c *sdk.Ctx) {
 	call := c.Record(c.Arg(1)).Guard(codec.TypeList)
 	switch {
 	case (start >= 0) == (stop >= 0):
-		call.ListGetByIndex(bin, codec.ReturnValue, start, rangeCount(start, stop))
+		// The store answers the items as RESP bulk strings, so the reply
+		// is one copy however many there are.
+		call.ListGetByIndex(bin, codec.ReturnBulks, start, rangeCount(start, stop))
 	case start >= 0:
 		c.N[2] = 1
 		call.ListGetByIndex(bin, codec.ReturnValue, start, -1).ListSize(bin)
@@ -112,8 +114,19 @@ func lrangeDone(c *sdk.Ctx) {
 		failed(c, r)
 		return
 	}
+	if c.N[2] == 0 {
+		v := r.Value(0)
+		if len(v.List) != 2 {
+			c.Reply().Array(0) // no list bin
+			return
+		}
+		w := c.Reply()
+		w.Array(int(v.List[0].Int))
+		w.Raw(v.List[1].Bytes)
+		return
+	}
 	items := r.Value(0).List
-	if c.N[2] != 0 {
+	{
 		// The items run from first to the tail; keep those up to stop.
 		n := kit.IntOf(r.Value(1))
 		start, stop := c.N[0], c.N[1]

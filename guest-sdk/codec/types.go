@@ -8,6 +8,8 @@
 // keyspace-wide action (scan page, count, truncate).
 package codec
 
+import "strconv"
+
 // ABIVersion is the version of the host↔guest ABI. A module exports it as
 // respike_abi; the host refuses modules with a version outside
 // MinABIVersion..ABIVersion.
@@ -280,6 +282,12 @@ const (
 	ReturnKeyValue                  // map of matched items (flattened pairs)
 	ReturnExists                    // bool: whether any item matched
 	ReturnIndex                     // list ops only: list of the selected items' indexes, ascending
+	// ReturnBulks (list reads only) returns the selected items as a list
+	// of two values: Int(how many), and one blob holding each item's RESP
+	// bulk string ("$3\r\nabc\r\n"), in order (see AppendBulks). A reply
+	// of many elements (LRANGE) is then one copy for the module instead of
+	// a step per element, which is what costs in WebAssembly.
+	ReturnBulks
 )
 
 // ReturnInverted, or-ed into the return type of a map get or remove by
@@ -294,6 +302,37 @@ const (
 // how Aerospike spells it and because the builder encodes each op as it is
 // added: a flag set on an op afterwards would mean re-encoding it.
 const ReturnInverted MapReturn = 0x80
+
+// AppendBulks appends the RESP bulk string of each item to dst, as
+// ReturnBulks returns them: bytes and strings as they are, an integer in
+// decimal, a float in Go's shortest 'g' form, anything else (nil, bool,
+// list, map) as the empty string.
+func AppendBulks(dst []byte, items []Value) []byte {
+	var num [32]byte
+	for i := range items {
+		v := &items[i]
+		b := v.Bytes
+		switch v.Kind {
+		case KindBytes, KindStr:
+		case KindInt:
+			b = strconv.AppendInt(num[:0], v.Int, 10)
+		case KindFloat:
+			b = strconv.AppendFloat(num[:0], v.Float, 'g', -1, 64)
+		default:
+			b = nil
+		}
+		if n := len(b); n < 10 {
+			dst = append(dst, '$', byte('0'+n), '\r', '\n')
+		} else {
+			dst = append(dst, '$')
+			dst = strconv.AppendInt(dst, int64(n), 10)
+			dst = append(dst, '\r', '\n')
+		}
+		dst = append(dst, b...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
+}
 
 // Type is r without ReturnInverted.
 func (r MapReturn) Type() MapReturn { return r &^ ReturnInverted }

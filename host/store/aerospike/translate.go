@@ -23,6 +23,7 @@ const (
 	decMapRead                       // map read/remove per MapReturn
 	decValueRange                    // key-value pairs of a value range or inverted rank range, put in rank order per MapReturn
 	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
+	decBulks                         // list values, answered as codec.ReturnBulks
 )
 
 // slot describes one client op of a translated call.
@@ -682,6 +683,8 @@ func listReturn(r codec.MapReturn) (as.ListReturnType, bool) {
 		rt = as.ListReturnTypeValue
 	case codec.ReturnIndex:
 		rt = as.ListReturnTypeIndex
+	case codec.ReturnBulks:
+		rt = as.ListReturnTypeValue
 	case codec.ReturnExists:
 		rt = as.ListReturnTypeExists
 	default:
@@ -728,6 +731,13 @@ func translateList(i int, op *codec.Op, p *plan) {
 			return
 		}
 		s.dec, s.ret = decMapRead, op.Return.Type()
+		if s.ret == codec.ReturnBulks {
+			if op.Code != codec.OpListGetByIndex && op.Code != codec.OpListGetByValue {
+				p.fail(codec.InvalidOperation, "ReturnBulks on a list op that is not a read")
+				return
+			}
+			s.dec = decBulks
+		}
 		switch op.Code {
 		case codec.OpListGetByIndex:
 			if cnt < 0 {

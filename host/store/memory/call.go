@@ -127,7 +127,7 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 			}
 		case codec.OpListSize:
 		case codec.OpListGetByIndex, codec.OpListGetByValue:
-			if !listReturnOK(o.Return) {
+			if !listReturnOK(o.Return) && o.Return.Type() != codec.ReturnBulks {
 				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
 			}
 		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange:

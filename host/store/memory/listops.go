@@ -268,20 +268,55 @@ func (cx *callCtx) listRead(l *olist, o *codec.Op) codec.Value {
 	if o.Code == codec.OpListSize {
 		return codec.Int(int64(l.n()))
 	}
-	if o.Code == codec.OpListGetByIndex && !o.Return.Inverted() && o.Return.Type() == codec.ReturnValue {
-		// The usual LRANGE: copy the span, no position list.
-		start, cnt := indexRange(o.Index, o.Count, l.n())
-		out := append(cx.dst[:0], l.items()[start:start+cnt]...)
-		cx.dst = nil
-		if out == nil {
-			out = []codec.Value{}
+	if o.Code == codec.OpListGetByIndex && !o.Return.Inverted() {
+		switch o.Return.Type() {
+		case codec.ReturnValue:
+			// The usual LRANGE: copy the span, no position list.
+			start, cnt := indexRange(o.Index, o.Count, l.n())
+			out := append(cx.dst[:0], l.items()[start:start+cnt]...)
+			cx.dst = nil
+			if out == nil {
+				out = []codec.Value{}
+			}
+			return codec.Value{Kind: codec.KindList, List: out}
+		case codec.ReturnBulks:
+			start, cnt := indexRange(o.Index, o.Count, l.n())
+			return cx.bulks(l.items()[start : start+cnt])
 		}
-		return codec.Value{Kind: codec.KindList, List: out}
 	}
 	idx := cx.selectList(l, o)
-	v := listResult(l, idx, o.Return.Type())
+	var v codec.Value
+	if o.Return.Type() == codec.ReturnBulks {
+		sel := make([]codec.Value, len(idx))
+		for j, i := range idx {
+			sel[j] = l.items()[i]
+		}
+		v = cx.bulks(sel)
+	} else {
+		v = listResult(l, idx, o.Return.Type())
+	}
 	cx.idx = idx[:0]
 	return v
+}
+
+// bulks builds a ReturnBulks result, its pair in the response's previous
+// list when there is one (cx.dst). The blob is new: a byte slice in a
+// previous value may be a stored element's.
+func (cx *callCtx) bulks(items []codec.Value) codec.Value {
+	out := cx.dst
+	cx.dst = nil
+	size := 0
+	for i := range items {
+		size += len(items[i].Bytes) + 16
+	}
+	buf := make([]byte, 0, size)
+	if cap(out) < 2 {
+		out = make([]codec.Value, 2)
+	}
+	out = out[:2]
+	out[0] = codec.Int(int64(len(items)))
+	out[1] = codec.Bytes(codec.AppendBulks(buf, items))
+	return codec.Value{Kind: codec.KindList, List: out}
 }
 
 // selectList returns the positions, ascending, that a list op selects.

@@ -26,6 +26,7 @@ var listCases = []testCase{
 	{"ListMissing", testListMissing},
 	{"ListAtomicCall", testListAtomicCall},
 	{"ListRecordTooBig", testListRecordTooBig},
+	{"ListBulks", testListBulks},
 }
 
 func bs(ss ...string) []codec.Value {
@@ -313,4 +314,23 @@ func testListRecordTooBig(e *env) {
 	e.eq("after refused pushes", e.items("k"), list(b("a")))
 	e.fails(e.rec("new").Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, []codec.Value{codec.Bytes(big)}), codec.RecordTooBig)
 	e.missing("new")
+}
+
+func testListBulks(e *env) {
+	e.ok(e.rec("k").ListAppend(codec.BinValue, []codec.Value{b("a"), b(""), i64(-12), f64(1.5), codec.Str("s"), b("0123456789")}))
+	r := e.ok(e.rec("k").ListGetByIndex(codec.BinValue, codec.ReturnBulks, 0, -1).
+		ListGetByIndex(codec.BinValue, codec.ReturnBulks, 9, 2).
+		ListGetByValue(codec.BinValue, codec.ReturnBulks, b("a")).
+		ListGetByIndex(codec.BinValue, codec.ReturnBulks|codec.ReturnInverted, 1, 4))
+	e.eq("all", r.Values[0], list(i64(6), b("$1\r\na\r\n$0\r\n\r\n$3\r\n-12\r\n$3\r\n1.5\r\n$1\r\ns\r\n$10\r\n0123456789\r\n")))
+	e.eq("none", r.Values[1], list(i64(0), b("")))
+	e.eq("by value", r.Values[2], list(i64(1), b("$1\r\na\r\n")))
+	e.eq("inverted", r.Values[3], list(i64(2), b("$1\r\na\r\n$10\r\n0123456789\r\n")))
+	// Only reads return bulks.
+	e.fails(e.rec("k").ListRemoveByIndex(codec.BinValue, codec.ReturnBulks, 0, 1), codec.InvalidOperation)
+	e.eq("after the refused remove", e.ok(e.rec("k").ListSize(codec.BinValue)).Values[0], i64(6))
+	// A missing bin returns nothing.
+	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeList)))
+	r = e.ok(e.rec("nobin").ListGetByIndex(codec.BinValue, codec.ReturnBulks, 0, -1))
+	e.eq("missing bin", r.Values[0], codec.Nil)
 }

@@ -32,6 +32,8 @@ func TestTranslateListOps(t *testing.T) {
 			as.ListGetByIndexRangeCountOp("v", 1, 3, as.ListReturnTypeValue), decMapRead},
 		{"get to the end", codec.Op{Code: codec.OpListGetByIndex, Bin: "v", Return: codec.ReturnValue, Index: -2, Count: -1},
 			as.ListGetByIndexRangeOp("v", -2, as.ListReturnTypeValue), decMapRead},
+		{"bulks", codec.Op{Code: codec.OpListGetByIndex, Bin: "v", Return: codec.ReturnBulks, Index: 0, Count: 100},
+			as.ListGetByIndexRangeCountOp("v", 0, 100, as.ListReturnTypeValue), decBulks},
 		{"pop", codec.Op{Code: codec.OpListRemoveByIndex, Bin: "v", Return: codec.ReturnValue, Index: -2, Count: 2},
 			as.ListRemoveByIndexRangeCountOp("v", -2, 2, as.ListReturnTypeValue), decMapRead},
 		{"trim", codec.Op{Code: codec.OpListRemoveByIndex, Bin: "v", Return: codec.ReturnNone | codec.ReturnInverted, Index: 1, Count: 0},
@@ -67,9 +69,22 @@ func TestTranslateListRefusals(t *testing.T) {
 		"keys of a list":      {Code: codec.OpListGetByIndex, Bin: "v", Return: codec.ReturnKey},
 		"inverted size":       {Code: codec.OpListSize, Bin: "v", Return: codec.ReturnInverted},
 		"list op without bin": {Code: codec.OpListSize},
+		"bulks of a remove":   {Code: codec.OpListRemoveByIndex, Bin: "v", Return: codec.ReturnBulks},
 	} {
 		if p := translateCall(t, &codec.Call{Ops: []codec.Op{op}}); p.static != codec.InvalidOperation {
 			t.Errorf("%s: static %d", name, p.static)
 		}
+	}
+}
+
+// A list value answered as ReturnBulks: the count and the RESP blob.
+func TestDecodeBulks(t *testing.T) {
+	got := decodeSlot(slot{dec: decBulks}, []any{[]byte("ab"), 7})
+	want := codec.List(codec.Int(2), codec.Bytes([]byte("$2\r\nab\r\n$1\r\n7\r\n")))
+	if !got.Equal(want) {
+		t.Errorf("decoded %+v", got)
+	}
+	if v := decodeSlot(slot{dec: decBulks}, nil); !v.IsNil() {
+		t.Errorf("missing bin decoded as %+v", v)
 	}
 }

@@ -78,7 +78,9 @@ func lindexDone(c *sdk.Ctx) {
 // range depends on the length: the read asks for the length with the
 // items from start to the tail (start >= 0) or the last -start items
 // (start < 0), atomically, and drops the items past stop. It moves at
-// most -stop-1 or -start items too many.
+// most -stop-1 or -start items too many. The one-sign read asks for the
+// items as RESP bulk strings (codec.ReturnBulks), which the reply copies
+// whole.
 //
 // Ctx.N: [0] start, [1] stop, [2] 1 when the length was asked for.
 func runLRange(c *sdk.Ctx) {
@@ -125,22 +127,20 @@ func lrangeDone(c *sdk.Ctx) {
 		w.Raw(v.List[1].Bytes)
 		return
 	}
+	// Indexes of both signs: the items run from start to the tail; keep
+	// those up to stop.
 	items := r.Value(0).List
-	{
-		// The items run from first to the tail; keep those up to stop.
-		n := kit.IntOf(r.Value(1))
-		start, stop := c.N[0], c.N[1]
-		if start < 0 {
-			start = max(start+n, 0)
-		}
-		if stop < 0 {
-			stop += n
-		}
-		stop = min(stop, n-1)
-		keep := max(stop-start+1, 0)
-		items = items[:min(int64(len(items)), keep)]
+	n := kit.IntOf(r.Value(1))
+	start, stop := c.N[0], c.N[1]
+	if start < 0 {
+		start = max(start+n, 0)
 	}
-	replyItems(c, items, false)
+	if stop < 0 {
+		stop += n
+	}
+	stop = min(stop, n-1)
+	keep := max(stop-start+1, 0)
+	replyItems(c, items[:min(int64(len(items)), keep)], false)
 }
 
 // badIndex answers LINDEX and LSET with an index that is not an integer

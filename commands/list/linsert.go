@@ -32,30 +32,20 @@ func runLInsert(c *sdk.Ctx) {
 	linsertRead(c)
 }
 
-func linsertRead(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByValue(bin, codec.ReturnIndex, codec.Bytes(c.Arg(3)))
-	c.Exec(linsertFound)
-}
+func linsertRead(c *sdk.Ctx) { readMatches(c, linsertFound) }
 
 func linsertFound(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		c.Reply().Int(0)
-		return
-	default:
-		failed(c, r)
+	at, gen, ok := matches(c)
+	if !ok {
 		return
 	}
-	at := r.Value(0).List
 	if len(at) == 0 {
 		c.Reply().Int(-1)
 		return
 	}
 	items := c.Values(1)
 	items[0] = codec.Bytes(c.Arg(4))
-	c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).Generation(r.Generation).
+	c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).Generation(gen).
 		ListInsert(bin, at[0].Int+c.N[0], items)
 	c.Exec(linsertDone)
 }

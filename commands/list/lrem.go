@@ -38,30 +38,20 @@ func runLRem(c *sdk.Ctx) {
 	lremRead(c)
 }
 
-func lremRead(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByValue(bin, codec.ReturnIndex, codec.Bytes(c.Arg(3)))
-	c.Exec(lremFound)
-}
+func lremRead(c *sdk.Ctx) { readMatches(c, lremFound) }
 
 func lremFound(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		c.Reply().Int(0)
-		return
-	default:
-		failed(c, r)
+	at, gen, ok := matches(c)
+	if !ok {
 		return
 	}
-	at := r.Value(0).List
 	if len(at) == 0 {
 		c.Reply().Int(0)
 		return
 	}
 	n := c.N[0]
 	call := c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(bin).
-		Generation(r.Generation)
+		Generation(gen)
 	// |n| without overflow for math.MinInt64.
 	abs := uint64(n)
 	if n < 0 {

@@ -147,6 +147,28 @@ func retry(c *sdk.Ctx, slot int) bool {
 	return true
 }
 
+// readMatches reads the indexes of the items equal to argument 3 (LINSERT's
+// pivot, LREM's element) with the generation they were read under.
+func readMatches(c *sdk.Ctx, next sdk.Step) {
+	c.Record(c.Arg(1)).Guard(codec.TypeList).ListGetByValue(bin, codec.ReturnIndex, codec.Bytes(c.Arg(3)))
+	c.Exec(next)
+}
+
+// matches returns what readMatches read; for a missing key it answers 0,
+// for a failure the error, and reports false.
+func matches(c *sdk.Ctx) (at []codec.Value, gen uint32, ok bool) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		return r.Value(0).List, r.Generation, true
+	case codec.NotFound:
+		c.Reply().Int(0)
+	default:
+		failed(c, r)
+	}
+	return nil, 0, false
+}
+
 // side parses LEFT or RIGHT; ok is false for anything else.
 func side(b []byte) (right, ok bool) {
 	switch {

@@ -1,9 +1,6 @@
 package codec
 
-import (
-	"bytes"
-	"testing"
-)
+import "testing"
 
 // List op codes come after every map op code, in one run, so modules
 // built earlier keep their numbers.
@@ -44,29 +41,5 @@ func TestListOpsEncode(t *testing.T) {
 		{Code: OpListGetByValue, Bin: BinValue, Return: ReturnIndex, Value: Bytes([]byte("a"))},
 		{Code: OpListRemoveByValue, Bin: BinValue, Return: ReturnCount, Value: Bytes(nil)},
 	}
-	plain := Call{Key: []byte("l")}
-	build(&plain)
-	var enc Call
-	enc.BeginEncoded([]byte("l"))
-	build(&enc)
-	b := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{plain}})
-	if got := AppendRequest(nil, &Request{Kind: ReqRecords, Calls: []Call{enc}}); !bytes.Equal(got, b) {
-		t.Fatalf("encoded call:\n%x\nwant\n%x", got, b)
-	}
-	var d Decoder
-	var req Request
-	if err := d.DecodeRequest(b, &req); err != nil {
-		t.Fatal(err)
-	}
-	ops := req.Calls[0].Ops
-	if len(ops) != len(want) {
-		t.Fatalf("decoded %d ops, want %d", len(ops), len(want))
-	}
-	for i, o := range ops {
-		w := want[i]
-		if o.Code != w.Code || o.Bin != w.Bin || o.Return != w.Return || o.Index != w.Index || o.Count != w.Count ||
-			o.Flags != w.Flags || !o.Value.Equal(w.Value) || !o.Value2.Equal(w.Value2) || !List(o.Values...).Equal(List(w.Values...)) {
-			t.Errorf("op %d = %+v, want %+v", i, o, w)
-		}
-	}
+	checkEncodes(t, build, want)
 }

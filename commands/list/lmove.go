@@ -233,7 +233,13 @@ func moveRecheck(c *sdk.Ctx) {
 
 func moveUndoRead(c *sdk.Ctx) {
 	r := c.Result(0)
-	if !r.OK() {
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		// Someone emptied the destination, our push included.
+		c.Error(errMoveUndo)
+		return
+	default:
 		failed(c, r)
 		return
 	}
@@ -247,10 +253,10 @@ func moveUndoRead(c *sdk.Ctx) {
 	c.Exec(moveUndone)
 }
 
-// errMoveUndo answers a move whose source was emptied of the item by
-// another client after the push, when the destination's end no longer
-// holds the item to take back.
-const errMoveUndo = "ERR respike: LMOVE lost a race for the source after pushing; the element stays in the destination"
+// errMoveUndo answers a move whose source lost the item to another client
+// after the push, when the destination's end no longer holds the item to
+// take back.
+const errMoveUndo = "ERR respike: LMOVE lost a race for the source after pushing; the element was pushed to the destination and not taken back"
 
 func moveUndone(c *sdk.Ctx) {
 	r := c.Result(0)

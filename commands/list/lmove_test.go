@@ -171,3 +171,37 @@ func TestPushTooBig(t *testing.T) {
 		}
 	})
 }
+
+// When another client takes the source's element and pushes to the
+// destination after LMOVE's push, LMOVE cannot take its push back: it
+// answers an error, and the element stays in the destination.
+func TestMoveRaceCannotUndo(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "src", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
+				once = false
+				var pop, push codec.Call
+				pop.Key = []byte("src")
+				pop.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
+				cmdtest.Exec(t, base, pop)
+				push.Key = []byte("dst")
+				push.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("other"))})
+				cmdtest.Exec(t, base, push)
+			}
+		}}
+		got := h.Do("lmove", "src", "dst", "right", "left")
+		if got != "(error) "+errMoveUndo {
+			t.Fatalf("lmove = %s", got)
+		}
+		h.Store = base
+		if got := items(t, h, "src"); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("source: %q", got)
+		}
+		if got := items(t, h, "dst"); !slices.Equal(got, []string{"other", "c"}) {
+			t.Errorf("destination: %q", got)
+		}
+	})
+}

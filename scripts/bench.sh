@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 N=${N:-100000}
 CLIENTS=${CLIENTS:-50}
-TESTS=${TESTS:-get,set,incr,zadd,zpopmin}
+# lrange runs LRANGE_100, _300, _500 and _600 after an LPUSH that fills the list.
+TESTS=${TESTS:-get,set,incr,lpush,rpush,lpop,rpop,lrange,zadd,zpopmin}
 ZSET=${ZSET:-1}
 . scripts/servers.sh
 servers_init bench
@@ -20,7 +21,8 @@ servers_start proxy.toml
 
 run() { # port pipeline -> "test rps" lines
 	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
-		tr '\r' '\n' | awk -F': ' '/requests per second/ {split($2, a, " "); print $1, a[1]}'
+		tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
+			split($1, t, " "); split($2, a, " "); print t[1], a[1] }'
 	[ "$ZSET" = 1 ] || return 0
 	custom "$1" "$2" zrange100 ZRANGE bench:zset 0 99 WITHSCORES
 	custom "$1" "$2" zrangebyscore ZRANGEBYSCORE bench:zset 5000 5099 WITHSCORES

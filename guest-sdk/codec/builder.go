@@ -184,6 +184,54 @@ func (c *Call) MapGetByKeyRelIndex(bin string, ret MapReturn, anchor Value, rel,
 // MapClear removes every item of a map bin.
 func (c *Call) MapClear(bin string) *Call { return c.binOp(OpMapClear, bin) }
 
+// ListAppend appends items at the tail of a list bin (created when
+// missing) and returns the size after.
+func (c *Call) ListAppend(bin string, items []Value) *Call {
+	return c.op(Op{Code: OpListAppend, Bin: bin, Values: items})
+}
+
+// ListInsert inserts items before index (0: at the head; the size: at the
+// tail; negative: from the tail) and returns the size after. An index
+// beyond the list fails the call with OpNotApplicable. Redis's LPUSH
+// a b c inserts c, b, a at index 0.
+func (c *Call) ListInsert(bin string, index int64, items []Value) *Call {
+	return c.op(Op{Code: OpListInsert, Bin: bin, Index: index, Values: items})
+}
+
+// ListSize returns the number of items of a list bin (0 when absent).
+func (c *Call) ListSize(bin string) *Call { return c.binOp(OpListSize, bin) }
+
+// ListGetByIndex returns count items from index (count < 0: to the end)
+// per ret. A range partly out of bounds selects its in-bounds part: index
+// -5 count 10 of a 3-item list selects the items at 0..2 that fall in
+// -5..4, that is all three.
+func (c *Call) ListGetByIndex(bin string, ret MapReturn, index, count int64) *Call {
+	return c.op(Op{Code: OpListGetByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+}
+
+// ListRemoveByIndex removes count items from index (count < 0: to the end)
+// and returns them per ret. With ReturnInverted it keeps only the range:
+// Redis's LTRIM.
+func (c *Call) ListRemoveByIndex(bin string, ret MapReturn, index, count int64) *Call {
+	return c.op(Op{Code: OpListRemoveByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+}
+
+// ListSet replaces the item at index; an index out of bounds fails the call.
+func (c *Call) ListSet(bin string, index int64, v Value) *Call {
+	return c.op(Op{Code: OpListSet, Bin: bin, Index: index, Value: v})
+}
+
+// ListGetByValue selects every item equal to v and returns them per ret
+// (ReturnIndex: their indexes, ascending).
+func (c *Call) ListGetByValue(bin string, ret MapReturn, v Value) *Call {
+	return c.op(Op{Code: OpListGetByValue, Bin: bin, Return: ret, Value: v})
+}
+
+// ListRemoveByValue removes every item equal to v and returns them per ret.
+func (c *Call) ListRemoveByValue(bin string, ret MapReturn, v Value) *Call {
+	return c.op(Op{Code: OpListRemoveByValue, Bin: bin, Return: ret, Value: v})
+}
+
 // Guard makes the call fail with FilteredOut unless the record is absent or
 // of type tag t.
 func (c *Call) Guard(t string) *Call { c.Policy.Guard = t; return c }

@@ -203,6 +203,13 @@ func TestRangeRemovesEncode(t *testing.T) {
 		{Code: OpMapGetByRank, Bin: BinValue, Return: ReturnKey | ReturnInverted, Index: 1, Count: 2},
 		{Code: OpMapGetByKeys, Bin: BinValue, Return: ReturnCount | ReturnInverted, Values: []Value{Bytes([]byte("m"))}},
 	}
+	checkEncodes(t, build, want)
+}
+
+// checkEncodes checks that a call built by build encodes the same whether
+// its ops are encoded as they are added or kept in Ops, and decodes to want.
+func checkEncodes(t *testing.T, build func(*Call), want []Op) {
+	t.Helper()
 	plain := Call{Key: []byte("z")}
 	build(&plain)
 	var enc Call

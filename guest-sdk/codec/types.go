@@ -8,6 +8,8 @@
 // keyspace-wide action (scan page, count, truncate).
 package codec
 
+import "strconv"
+
 // ABIVersion is the version of the host↔guest ABI. A module exports it as
 // respike_abi; the host refuses modules with a version outside
 // MinABIVersion..ABIVersion.
@@ -234,6 +236,22 @@ const (
 	OpMapRemoveByKeyRange   // Value = begin (Nil = -inf), Value2 = end exclusive (Nil = +inf); returns per Return
 	OpMapGetByValueRelRank  // Value = anchor, Index = rank relative to the first item whose value is >= anchor, Count (< 0: to the end); returns per Return, in rank order
 	OpMapGetByKeyRelIndex   // Value = anchor key, Index = index relative to the first key >= anchor, Count (< 0: to the end); returns per Return, in key order
+
+	// List operations on Bin, an unordered list (Aerospike's list CDT
+	// operations). Index 0 is the head; a negative index counts from the
+	// tail, -1 being the last item. Return selects what a list read or
+	// remove returns: ReturnNone, ReturnCount, ReturnValue (items in list
+	// order), ReturnIndex (ascending indexes) or ReturnExists, optionally
+	// or-ed with ReturnInverted. A read of a missing bin returns Nil; a
+	// remove from a missing bin changes nothing and returns Nil.
+	OpListAppend        // Values = items appended at the tail; returns the size after
+	OpListInsert        // Index, Values = items inserted before Index (-size..size); returns the size after; OpNotApplicable when Index is out of bounds
+	OpListSize          // returns the size (0 when the bin is absent)
+	OpListGetByIndex    // Index, Count (Count < 0: to the end); returns per Return; a range partly out of bounds selects its in-bounds part
+	OpListRemoveByIndex // Index, Count (Count < 0: to the end); returns per Return
+	OpListSet           // Index, Value: replaces the item at Index; returns nil; fails (OpNotApplicable on the memory store) when Index is out of bounds
+	OpListGetByValue    // Value; selects every item equal to Value; returns per Return
+	OpListRemoveByValue // Value; removes every item equal to Value; returns per Return
 )
 
 // ReadOnly reports whether an op only reads: a call of read-only ops
@@ -244,7 +262,8 @@ const (
 func (c OpCode) ReadOnly() bool {
 	switch c {
 	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
-		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex:
+		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex,
+		OpListSize, OpListGetByIndex, OpListGetByValue:
 		return true
 	}
 	return false
@@ -287,6 +306,13 @@ const (
 	// Added after ReturnExists (new types go at the end):
 	ReturnRank        // list of ints: each selected item's rank (0 = lowest value), in selection order
 	ReturnReverseRank // list of ints: each selected item's rank counted from the highest (0 = highest)
+	ReturnIndex       // list ops only: list of the selected items' indexes, ascending
+	// ReturnBulks (list reads only) returns the selected items as a list
+	// of two values: Int(how many), and one blob holding each item's RESP
+	// bulk string ("$3\r\nabc\r\n"), in order (see AppendBulks). A reply
+	// of many elements (LRANGE) is then one copy for the module instead of
+	// a step per element, which is what costs in WebAssembly.
+	ReturnBulks
 )
 
 // ReturnInverted, or-ed into the return type of a map get or remove by
@@ -301,6 +327,37 @@ const (
 // how Aerospike spells it and because the builder encodes each op as it is
 // added: a flag set on an op afterwards would mean re-encoding it.
 const ReturnInverted MapReturn = 0x80
+
+// AppendBulks appends the RESP bulk string of each item to dst, as
+// ReturnBulks returns them: bytes and strings as they are, an integer in
+// decimal, a float in Go's shortest 'g' form, anything else (nil, bool,
+// list, map) as the empty string.
+func AppendBulks(dst []byte, items []Value) []byte {
+	var num [32]byte
+	for i := range items {
+		v := &items[i]
+		b := v.Bytes
+		switch v.Kind {
+		case KindBytes, KindStr:
+		case KindInt:
+			b = strconv.AppendInt(num[:0], v.Int, 10)
+		case KindFloat:
+			b = strconv.AppendFloat(num[:0], v.Float, 'g', -1, 64)
+		default:
+			b = nil
+		}
+		if n := len(b); n < 10 {
+			dst = append(dst, '$', byte('0'+n), '\r', '\n')
+		} else {
+			dst = append(dst, '$')
+			dst = strconv.AppendInt(dst, int64(n), 10)
+			dst = append(dst, '\r', '\n')
+		}
+		dst = append(dst, b...)
+		dst = append(dst, '\r', '\n')
+	}
+	return dst
+}
 
 // Type is r without ReturnInverted.
 func (r MapReturn) Type() MapReturn { return r &^ ReturnInverted }

@@ -100,15 +100,18 @@ var (
 
 // builtModule returns a function that builds commands/<family> once.
 func builtModule(family string) func() (string, error) {
-	return sync.OnceValues(func() (string, error) {
-		out := filepath.Join(modDir, family+".wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/"+family)
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build %s module: %v\n%s", family, err, msg)
-		}
-		return out, nil
-	})
+	return sync.OnceValues(func() (string, error) { return buildFamily(family) })
+}
+
+// buildFamily builds commands/<family> to the test's module folder.
+func buildFamily(family string) (string, error) {
+	out := filepath.Join(modDir, family+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "../../commands/"+family)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s module: %v\n%s", family, err, msg)
+	}
+	return out, nil
 }
 
 // cModule builds examples/cstrings (the same GET, SET and INCR written in C

@@ -415,6 +415,12 @@ func decodeSlot(s slot, x any) codec.Value {
 		}
 	case decValueRange:
 		return rankOrder(fromClient(x), s.ret)
+	case decBulks:
+		v := fromClient(x)
+		if v.Kind != codec.KindList {
+			return codec.Nil // the bin is missing
+		}
+		return codec.List(codec.Int(int64(len(v.List))), codec.Bytes(codec.AppendBulks(nil, v.List)))
 	case decExistsCount:
 		if v := fromClient(x); v.Kind == codec.KindInt {
 			return codec.Bool(v.Int > 0)

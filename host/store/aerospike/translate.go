@@ -23,6 +23,7 @@ const (
 	decMapRead                       // map read/remove per MapReturn
 	decValueRange                    // key-value pairs of a value range or inverted rank range, put in rank order per MapReturn
 	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
+	decBulks                         // list values, answered as codec.ReturnBulks
 )
 
 // slot describes one client op of a translated call.
@@ -225,7 +226,8 @@ func isWriteOp(c codec.OpCode) bool {
 	switch c {
 	case codec.OpPut, codec.OpAdd, codec.OpAppend, codec.OpPrepend, codec.OpDelete, codec.OpTouch,
 		codec.OpMapPut, codec.OpMapIncrement, codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear,
-		codec.OpMapRemoveByRank, codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange:
+		codec.OpMapRemoveByRank, codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange,
+		codec.OpListAppend, codec.OpListInsert, codec.OpListRemoveByIndex, codec.OpListSet, codec.OpListRemoveByValue:
 		return true
 	}
 	return false
@@ -239,7 +241,8 @@ func selectsItems(c codec.OpCode) bool {
 		codec.OpMapGetByIndex, codec.OpMapRemoveByIndex,
 		codec.OpMapGetByRank, codec.OpMapRemoveByRank,
 		codec.OpMapGetByValues, codec.OpMapRemoveByValueRange,
-		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
+		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange,
+		codec.OpListGetByIndex, codec.OpListRemoveByIndex, codec.OpListGetByValue, codec.OpListRemoveByValue:
 		return true
 	}
 	return false
@@ -657,9 +660,109 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		}
 		p.note(op.Bin, noteCleared, nil)
 
+	case codec.OpListAppend, codec.OpListInsert, codec.OpListSize, codec.OpListGetByIndex,
+		codec.OpListRemoveByIndex, codec.OpListSet, codec.OpListGetByValue, codec.OpListRemoveByValue:
+		translateList(i, op, p)
+
 	default:
 		p.fail(codec.InvalidOperation, "unknown op code %d", op.Code)
 	}
+}
+
+// List policies: respike's lists are unordered; inserts and sets stay
+// within the list (INSERT_BOUNDED), where Aerospike would otherwise pad
+// with nils.
+var (
+	listAppendPolicy  = as.NewListPolicy(as.ListOrderUnordered, as.ListWriteFlagsDefault)
+	listBoundedPolicy = as.NewListPolicy(as.ListOrderUnordered, as.ListWriteFlagsInsertBounded)
+)
+
+func listReturn(r codec.MapReturn) (as.ListReturnType, bool) {
+	var rt as.ListReturnType
+	switch r.Type() {
+	case codec.ReturnNone:
+		rt = as.ListReturnTypeNone
+	case codec.ReturnCount:
+		rt = as.ListReturnTypeCount
+	case codec.ReturnValue:
+		rt = as.ListReturnTypeValue
+	case codec.ReturnIndex:
+		rt = as.ListReturnTypeIndex
+	case codec.ReturnBulks:
+		rt = as.ListReturnTypeValue
+	case codec.ReturnExists:
+		rt = as.ListReturnTypeExists
+	default:
+		return 0, false
+	}
+	if r.Inverted() {
+		rt |= as.ListReturnTypeInverted
+	}
+	return rt, true
+}
+
+// translateList translates a list op to Aerospike's list CDT operations.
+func translateList(i int, op *codec.Op, p *plan) {
+	if op.Bin == "" {
+		p.fail(codec.InvalidOperation, "list op needs a bin")
+		return
+	}
+	s := slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true}
+	idx, cnt := int(op.Index), int(op.Count)
+	var o *as.Operation
+	switch op.Code {
+	case codec.OpListAppend, codec.OpListInsert:
+		if len(op.Values) == 0 {
+			p.fail(codec.InvalidOperation, "list append or insert without items")
+			return
+		}
+		items := make([]any, len(op.Values))
+		for k := range op.Values {
+			items[k] = toClient(op.Values[k])
+		}
+		if op.Code == codec.OpListAppend {
+			o = as.ListAppendWithPolicyOp(listAppendPolicy, op.Bin, items...)
+		} else {
+			o = as.ListInsertWithPolicyOp(listBoundedPolicy, op.Bin, idx, items...)
+		}
+	case codec.OpListSize:
+		o, s.dec = as.ListSizeOp(op.Bin), decSize
+	case codec.OpListSet:
+		o, s.dec = as.ListSetWithPolicyOp(listBoundedPolicy, op.Bin, idx, toClient(op.Value)), decNone
+	default:
+		rt, ok := listReturn(op.Return)
+		if !ok {
+			p.fail(codec.InvalidOperation, "unknown list return type %d", op.Return)
+			return
+		}
+		s.dec, s.ret = decMapRead, op.Return.Type()
+		if s.ret == codec.ReturnBulks {
+			if op.Code != codec.OpListGetByIndex && op.Code != codec.OpListGetByValue {
+				p.fail(codec.InvalidOperation, "ReturnBulks on a list op that is not a read")
+				return
+			}
+			s.dec = decBulks
+		}
+		switch op.Code {
+		case codec.OpListGetByIndex:
+			if cnt < 0 {
+				o = as.ListGetByIndexRangeOp(op.Bin, idx, rt)
+			} else {
+				o = as.ListGetByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+			}
+		case codec.OpListRemoveByIndex:
+			if cnt < 0 {
+				o = as.ListRemoveByIndexRangeOp(op.Bin, idx, rt)
+			} else {
+				o = as.ListRemoveByIndexRangeCountOp(op.Bin, idx, cnt, rt)
+			}
+		case codec.OpListGetByValue:
+			o = as.ListGetByValueOp(op.Bin, toClient(op.Value), rt)
+		case codec.OpListRemoveByValue:
+			o = as.ListRemoveByValueOp(op.Bin, toClient(op.Value), rt)
+		}
+	}
+	p.add(o, s)
 }
 
 // putItems is a map put of several pairs. The client takes them as a Go map,

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -14,6 +15,9 @@ type callCtx struct {
 	draft []bin
 	undo  []undoRec
 	idx   []int32 // selected map items
+	// dst is storage a list read may reuse for its result (length 0):
+	// the list of the response's previous value for the op.
+	dst []codec.Value
 }
 
 // opError is a failed op: the call's result code and message.
@@ -32,15 +36,24 @@ var (
 
 func (s *Store) execCall(d *db, c *codec.Call, res *codec.Result, now *instant) {
 	res.Code, res.Msg, res.Generation, res.TTL = codec.OK, "", 0, 0
+	// A list value of the response's previous use keeps its List (with
+	// Kind Nil) for a list read of the same op to reuse: Exec reuses
+	// resp's slices (store.Store), and an LRANGE of 600 items then
+	// allocates nothing. Every op overwrites its value; a failure clears
+	// them all.
 	vals := res.Values[:0]
-	for range c.Ops {
-		vals = append(vals, codec.Nil)
+	for i := range c.Ops {
+		var v codec.Value
+		if i < len(res.Values) && res.Values[i].Kind == codec.KindList {
+			v.List = res.Values[i].List[:0]
+		}
+		vals = append(vals, v)
 	}
 	res.Values = vals
 
 	writes, e := validate(c)
 	if e != nil {
-		res.Code, res.Msg = e.code, e.msg
+		fail(res, e)
 		return
 	}
 	sh, slot := d.locate(c.Key)
@@ -100,6 +113,23 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
+		case codec.OpListAppend, codec.OpListInsert:
+			writes = true
+			if len(o.Values) == 0 {
+				return false, &opError{codec.InvalidOperation, "memory: list append or insert without items"}
+			}
+		case codec.OpListSet:
+			writes = true
+		case codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
+			writes = true
+			if !listReturnOK(o.Return) {
+				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
+			}
+		case codec.OpListSize:
+		case codec.OpListGetByIndex, codec.OpListGetByValue:
+			if !listReturnOK(o.Return) && o.Return.Type() != codec.ReturnBulks {
+				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
+			}
 		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange,
 			codec.OpMapGetByValueRelRank, codec.OpMapGetByKeyRelIndex:
 			if o.Return.Type() > codec.ReturnReverseRank {
@@ -108,7 +138,7 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		default:
 			return false, &opError{codec.InvalidOperation, "memory: unknown op code"}
 		}
-		if o.Return.Inverted() && !selects(o.Code) {
+		if o.Return.Inverted() && !selects(o.Code) && !listSelects(o.Code) {
 			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}
 		}
 		if needBin && o.Bin == "" {
@@ -154,6 +184,7 @@ func read(sh *shard, slot int, c *codec.Call, res *codec.Result, now *instant) {
 	}
 	cx := &sh.cx
 	for i := range c.Ops {
+		cx.dst = res.Values[i].List
 		v, e := cx.readOp(r.bins, &c.Ops[i])
 		if e != nil {
 			fail(res, e)
@@ -161,6 +192,7 @@ func read(sh *shard, slot int, c *codec.Call, res *codec.Result, now *instant) {
 		}
 		res.Values[i] = v
 	}
+	cx.dst = nil
 	res.Generation = r.gen
 	res.TTL = ttl(r.expires, now)
 }
@@ -204,6 +236,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 	defer cx.reset()
 
 	for i := range c.Ops {
+		cx.dst = res.Values[i].List
 		v, e := cx.writeOp(&c.Ops[i])
 		if e != nil {
 			cx.rollback()
@@ -242,7 +275,8 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 	}
 	if size > s.maxRecord {
 		cx.rollback()
-		fail(res, &opError{codec.RecordTooBig, "memory: record too big"})
+		fail(res, &opError{codec.RecordTooBig, "memory: record of " + strconv.Itoa(size) +
+			" bytes over the store's limit of " + strconv.Itoa(s.maxRecord) + " bytes (max_record_bytes)"})
 		return
 	}
 
@@ -283,6 +317,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 
 // reset drops the call's references to values so they can be collected.
 func (cx *callCtx) reset() {
+	cx.dst = nil
 	clear(cx.draft)
 	cx.draft = cx.draft[:0]
 	clear(cx.undo)
@@ -302,6 +337,9 @@ func binIsEmptyCollection(b *bin) bool {
 	if b.m != nil {
 		return len(b.m.e) == 0
 	}
+	if b.l != nil {
+		return b.l.n() == 0
+	}
 	return b.val.Kind == codec.KindList && len(b.val.List) == 0
 }
 
@@ -309,6 +347,9 @@ func binIsEmptyCollection(b *bin) bool {
 func binSize(b *bin) int {
 	if b.m != nil {
 		return b.m.size
+	}
+	if b.l != nil {
+		return 1 + b.l.size
 	}
 	return valueSize(b.val)
 }
@@ -324,7 +365,7 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 	for i := range cx.draft {
 		switch {
 		case cx.draft[i].name == name:
-			cx.draft[i].val, cx.draft[i].m = v, m
+			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l = v, m, nil
 			return
 		case cx.draft[i].name > name:
 			cx.draft = append(cx.draft, bin{})
@@ -334,6 +375,12 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 		}
 	}
 	cx.draft = append(cx.draft, bin{name: internName(name), val: v, m: m})
+}
+
+// setList stores a list bin in the draft.
+func (cx *callCtx) setList(name string, l *olist) {
+	cx.setBin(name, codec.Value{Kind: codec.KindList}, nil)
+	cx.draftBin(name).l = l
 }
 
 func (cx *callCtx) deleteBin(name string) {
@@ -382,6 +429,18 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 			return codec.Nil, errBinType
 		}
 		return codec.Int(int64(len(b.m.e))), nil
+	case codec.OpListSize, codec.OpListGetByIndex, codec.OpListGetByValue:
+		b := findBin(bins, o.Bin)
+		if b == nil {
+			if o.Code == codec.OpListSize {
+				return codec.Int(0), nil
+			}
+			return codec.Nil, nil
+		}
+		if b.l == nil {
+			return codec.Nil, errBinType
+		}
+		return cx.listRead(b.l, o), nil
 	default: // map reads
 		b := findBin(bins, o.Bin)
 		if b == nil {
@@ -400,6 +459,9 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 func binValue(b *bin) codec.Value {
 	if b.m != nil {
 		return b.m.flatten()
+	}
+	if b.l != nil {
+		return b.l.flatten()
 	}
 	return b.val
 }
@@ -428,6 +490,14 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 			cx.setBin(o.Bin, codec.Value{Kind: codec.KindMap}, m)
 			return codec.Nil, nil
 		}
+		if o.Value.Kind == codec.KindList {
+			items, e := ownItems(o.Value.List)
+			if e != nil {
+				return codec.Nil, e
+			}
+			cx.setList(o.Bin, newOlist(items))
+			return codec.Nil, nil
+		}
 		v, e := ownValue(o.Value)
 		if e != nil {
 			return codec.Nil, e
@@ -449,6 +519,8 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		// touch alone on a missing record leaves it without bins, which
 		// is NotFound.
 		return codec.Nil, nil
+	case codec.OpListAppend, codec.OpListInsert, codec.OpListSet, codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
+		return cx.listWrite(o)
 	case codec.OpMapPut:
 		return cx.mapPut(o)
 	case codec.OpMapIncrement:
@@ -478,7 +550,7 @@ func (cx *callCtx) add(o *codec.Op) *opError {
 			cx.setBin(o.Bin, codec.Int(d.Int), nil)
 			return nil
 		}
-		if b.val.Kind != codec.KindInt || b.m != nil {
+		if b.val.Kind != codec.KindInt || b.m != nil || b.l != nil {
 			return errBinType
 		}
 		sum := b.val.Int + d.Int
@@ -536,4 +608,13 @@ func (cx *callCtx) rollback() {
 		cx.undo[i].apply()
 	}
 	cx.undo = cx.undo[:0]
+}
+
+// listReturnOK reports whether a list read or remove may return r.
+func listReturnOK(r codec.MapReturn) bool {
+	switch r.Type() {
+	case codec.ReturnNone, codec.ReturnCount, codec.ReturnValue, codec.ReturnIndex, codec.ReturnExists:
+		return true
+	}
+	return false
 }

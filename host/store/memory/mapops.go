@@ -99,6 +99,7 @@ const (
 	undoSet            // item i's value was old
 	undoRemove         // items were removed from positions idx (ascending)
 	undoReplace        // the item slice was oldE
+	undoList           // list l had array lbuf, offset loff and oldSize; lold held the slots from lat
 )
 
 type undoRec struct {
@@ -109,9 +110,21 @@ type undoRec struct {
 	oldE    []entry
 	idx     []int32
 	oldSize int
+
+	l    *olist
+	lbuf []codec.Value
+	loff int
+	lat  int
+	lold []codec.Value
 }
 
 func (u *undoRec) apply() {
+	if u.kind == undoList {
+		l := u.l
+		l.buf, l.off, l.size = u.lbuf, u.loff, u.oldSize
+		copy(l.buf[u.lat:], u.lold)
+		return
+	}
 	m := u.m
 	switch u.kind {
 	case undoInsert:

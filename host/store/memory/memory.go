@@ -87,7 +87,9 @@ type shard struct {
 // record is one stored record. Its fields change only under its shard's
 // lock. Byte slices inside bin values are never written after they are
 // stored, so values handed to callers stay valid; map bins are mutated in
-// place and are always copied out.
+// place and are always copied out. Every list value the store returns at
+// the top of a result is a fresh array (never a stored one), which is what
+// lets a later list read on the same Response reuse it.
 type record struct {
 	key     string
 	slot    int   // index of its partition map in the shard
@@ -98,11 +100,13 @@ type record struct {
 }
 
 // bin is one named value. A map bin keeps its items in m and has
-// val.Kind == KindMap with val.List unused.
+// val.Kind == KindMap with val.List unused; a list bin keeps its items in l
+// and has val.Kind == KindList with val.List unused.
 type bin struct {
 	name string
 	val  codec.Value
 	m    *omap
+	l    *olist
 }
 
 // New returns a store, and starts its expiry sweeper unless

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/sdktest"
+)
+
+// faultStore fails (or panics on) the first request that pops, as if the
+// proxy died after LMOVE pushed to the destination and before it popped
+// the source.
+type faultStore struct {
+	cmdtest.InterceptStore
+	panics bool
+	hit    bool
+}
+
+func (s *faultStore) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
+	if !s.hit && hasListWrite(req, codec.OpListRemoveByIndex) {
+		s.hit = true
+		if s.panics {
+			panic("proxy dies between the push and the pop")
+		}
+		*resp = codec.Response{Code: codec.BackendUnavail, Msg: "injected fault"}
+		return
+	}
+	s.InterceptStore.Exec(ctx, db, req, resp)
+}
+
+// A move interrupted between its two writes leaves the element in both
+// lists, never in neither.
+func TestMoveFaultBetweenSteps(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+			h.Do("rpush", "src", "a", "b", "c")
+			h.Do("rpush", "dst", "x")
+			fs := &faultStore{InterceptStore: cmdtest.InterceptStore{Store: h.Store}, panics: panics}
+			base := h.Store
+			h.Store = fs
+			func() {
+				defer func() {
+					if r := recover(); r != nil && !panics {
+						t.Fatalf("unexpected panic: %v", r)
+					}
+				}()
+				got := h.Do("lmove", "src", "dst", "right", "left")
+				if !panics && got == `"c"` {
+					t.Fatalf("the move succeeded despite the fault")
+				}
+			}()
+			if !fs.hit {
+				t.Fatal("no pop was attempted")
+			}
+			h.Store = base
+			if got := items(t, h, "src"); !slices.Equal(got, []string{"a", "b", "c"}) {
+				t.Errorf("source after the fault: %q", got)
+			}
+			if got := items(t, h, "dst"); !slices.Equal(got, []string{"c", "x"}) {
+				t.Errorf("destination after the fault: %q", got)
+			}
+		})
+	}
+}
+
+// When another client pops the source between LMOVE's read and its pop,
+// LMOVE takes its push back and moves the next element: every element
+// ends in exactly one list.
+func TestMoveRaceUndoesPush(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "src", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			// Before LMOVE's first pop of the source, another client
+			// takes its last element.
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
+				once = false
+				var call codec.Call
+				call.Key = []byte("src")
+				call.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
+				cmdtest.Exec(t, base, call)
+			}
+		}}
+		if got := h.Do("lmove", "src", "dst", "right", "left"); got != `"b"` {
+			t.Fatalf("lmove = %s, want \"b\"", got)
+		}
+		h.Store = base
+		if got := items(t, h, "src"); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("source: %q", got)
+		}
+		if got := items(t, h, "dst"); !slices.Equal(got, []string{"b"}) {
+			t.Errorf("destination: %q", got)
+		}
+	})
+}
+
+// When the source changed but still ends with an equal element, LMOVE pops
+// that one.
+func TestMoveRaceEqualElement(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "src", "a", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
+				once = false
+				var call codec.Call
+				call.Key = []byte("src")
+				call.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("z"))})
+				cmdtest.Exec(t, base, call)
+			}
+		}}
+		if got := h.Do("rpoplpush", "src", "dst"); got != `"c"` {
+			t.Fatalf("rpoplpush = %s", got)
+		}
+		h.Store = base
+		if got := items(t, h, "src"); !slices.Equal(got, []string{"z", "a"}) {
+			t.Errorf("source: %q", got)
+		}
+		if got := items(t, h, "dst"); !slices.Equal(got, []string{"c"}) {
+			t.Errorf("destination: %q", got)
+		}
+	})
+}
+
+// A rotation retries when another client wrote between its read and its
+// write.
+func TestRotateRace(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "l", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) {
+				once = false
+				var call codec.Call
+				call.Key = []byte("l")
+				call.ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("d"))})
+				cmdtest.Exec(t, base, call)
+			}
+		}}
+		if got := h.Do("lmove", "l", "l", "right", "left"); got != `"d"` {
+			t.Fatalf("lmove = %s", got)
+		}
+		h.Store = base
+		if got := items(t, h, "l"); !slices.Equal(got, []string{"d", "a", "b", "c"}) {
+			t.Errorf("list: %q", got)
+		}
+	})
+}
+
+// A push over the store's record size changes nothing and names the limit.
+func TestPushTooBig(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "l", "a")
+		big := string(make([]byte, 9<<20))
+		got := h.Do("rpush", "l", big)
+		want := "(error) ERR respike: the value is too large for the store's record size limit (code 13): memory: record of "
+		if len(got) < len(want) || got[:len(want)] != want {
+			t.Errorf("rpush over the limit: %.200s", got)
+		}
+		if got := items(t, h, "l"); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("list after a refused push: %q", got)
+		}
+		if got := h.Do("lmove", "l", "big", "left", "left"); got != `"a"` {
+			t.Errorf("lmove = %s", got)
+		}
+	})
+}
+
+// When another client takes the source's element and pushes to the
+// destination after LMOVE's push, LMOVE cannot take its push back: it
+// answers an error, and the element stays in the destination.
+func TestMoveRaceCannotUndo(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "src", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
+				once = false
+				var pop, push codec.Call
+				pop.Key = []byte("src")
+				pop.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
+				cmdtest.Exec(t, base, pop)
+				push.Key = []byte("dst")
+				push.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("other"))})
+				cmdtest.Exec(t, base, push)
+			}
+		}}
+		got := h.Do("lmove", "src", "dst", "right", "left")
+		if got != "(error) "+errMoveUndo {
+			t.Fatalf("lmove = %s", got)
+		}
+		h.Store = base
+		if got := items(t, h, "src"); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("source: %q", got)
+		}
+		if got := items(t, h, "dst"); !slices.Equal(got, []string{"other", "c"}) {
+			t.Errorf("destination: %q", got)
+		}
+	})
+}

@@ -679,6 +679,19 @@ func testMapIncrement(e *env) {
 	e.eq("float increment of a missing key", r.Values[0], f64(1.5))
 	e.eq("float increment", r.Values[1], f64(1.75))
 	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("n"), i64(-3), b("x"), f64(1.75)))
+
+	// A missing key is incremented from 0, so by -0 it becomes 0; a
+	// stored -0 stays -0 (-0 + -0). Sorted sets rely on the first.
+	negZero := f64(math.Copysign(0, -1))
+	r = e.ok(e.rec("z").MapIncrement(codec.BinValue, codec.MapOrderKeyValue, b("new"), negZero).
+		MapPut(codec.BinValue, 0, []codec.Value{b("neg"), negZero}).
+		MapIncrement(codec.BinValue, 0, b("neg"), negZero))
+	if v := r.Values[0]; v.Kind != codec.KindFloat || v.Float != 0 || math.Signbit(v.Float) {
+		e.t.Errorf("increment of a missing key by -0 = %s, want 0", show(v))
+	}
+	if v := r.Values[2]; v.Kind != codec.KindFloat || v.Float != 0 || !math.Signbit(v.Float) {
+		e.t.Errorf("increment of -0 by -0 = %s, want -0", show(v))
+	}
 }
 
 func testMapIncrementErrors(e *env) {

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Runs redis-benchmark against respike (embedded store) and redis-server in the
-# same run, under the same load, and prints requests/s and the ratio
-# respike/redis-server. The machines are shared and noisy: only ratios taken
-# side by side mean anything.
+# Runs redis-benchmark against respike and redis-server in the same run,
+# under the same load, and prints requests/s (min and median over ROUNDS
+# interleaved rounds) and the ratio of the medians respike/redis-server. The
+# machines are shared and noisy: only ratios taken side by side mean anything.
 #
 # Besides redis-benchmark's own tests (TESTS), it measures ZRANGE 0 99
 # WITHSCORES and ZRANGEBYSCORE (100 members, WITHSCORES) on a sorted set of
 # 10,000 members loaded into both servers first (ZSET=0 skips them).
+#
+# respike runs on the embedded store, or on Aerospike with BACKEND=aerospike
+# (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
+# test, set respike_bench). PIPELINES="1 16" lists the -P depths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,9 +19,26 @@ CLIENTS=${CLIENTS:-50}
 # lrange runs LRANGE_100, _300, _500 and _600 after an LPUSH that fills the list.
 TESTS=${TESTS:-get,set,incr,lpush,rpush,lpop,rpop,lrange,zadd,zpopmin}
 ZSET=${ZSET:-1}
+ROUNDS=${ROUNDS:-2}
+PIPELINES=${PIPELINES:-1 16}
+BACKEND=${BACKEND:-memory}
 . scripts/servers.sh
 servers_init bench
-servers_start proxy.toml
+config=proxy.toml
+if [ "$BACKEND" = aerospike ]; then
+	config=$tmp/proxy.toml
+	cat >"$config" <<TOML
+[store]
+backend = "aerospike"
+[aerospike]
+hosts = ["${RESPIKE_TEST_AEROSPIKE:-127.0.0.1:3000}"]
+namespace = "${RESPIKE_TEST_AEROSPIKE_NAMESPACE:-test}"
+set = "respike_bench"
+[commands]
+dir = "$PWD/commands"
+TOML
+fi
+servers_start "$config"
 
 run() { # port pipeline -> "test rps" lines
 	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
@@ -43,12 +64,23 @@ if [ "$ZSET" = 1 ]; then
 	done
 fi
 
-printf '%-14s %-4s %14s %14s %8s\n' test P respike redis ratio
-for P in 1 16; do
-	# Interleave the two servers, twice, so drift on a shared machine hits both.
-	run "$PPORT" "$P" >"$tmp/p1"; run "$RPORT" "$P" >"$tmp/r1"
-	run "$PPORT" "$P" >"$tmp/p2"; run "$RPORT" "$P" >"$tmp/r2"
-	join <(cat "$tmp/p1" "$tmp/p2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) \
-	     <(cat "$tmp/r1" "$tmp/r2" | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) print k, s[k]/n[k]}' | sort) |
-		awk -v P="$P" '{printf "%-14s %-4s %14.0f %14.0f %8.2f\n", $1, P, $2, $3, $2/$3}'
+stats() { # "test rps" lines -> "test min median", sorted by test
+	sort -k1,1 -k2,2g | awk '
+		function flush() { if (k != "") printf "%s %s %s\n", k, v[1], (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }
+		$1 != k { flush(); k = $1; n = 0 }
+		{ v[++n] = $2 }
+		END { flush() }'
+}
+
+printf '%-14s %-4s %11s %11s %11s %11s %8s\n' test P respike-min respike-med redis-min redis-med ratio
+for P in $PIPELINES; do
+	# Interleave the two servers, round after round, so drift on a shared
+	# machine hits both.
+	: >"$tmp/p"; : >"$tmp/r"
+	for _ in $(seq "$ROUNDS"); do
+		run "$PPORT" "$P" >>"$tmp/p"; run "$RPORT" "$P" >>"$tmp/r"
+	done
+	join <(stats <"$tmp/p") <(stats <"$tmp/r") |
+		awk -v P="$P" '{printf "%-14s %-4s %11.0f %11.0f %11.0f %11.0f %8.2f\n", $1, P, $2, $3, $4, $5, $3/$5}'
 done
+echo "errors through respike: $(redis-cli -p "$PPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')"

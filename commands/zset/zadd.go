@@ -122,7 +122,10 @@ func zaddStart(c *sdk.Ctx) {
 	}
 	if flags&zaddIncr != 0 {
 		delta, _ := parseScore(c.Arg(first))
-		if math.IsInf(delta, 0) {
+		// The store increments a new member from 0, so a delta of -0
+		// answers 0 (Aerospike CE 8.1.2, observed); Redis answers -0 for
+		// a new member: the read-modify-write path knows which it is.
+		if math.IsInf(delta, 0) || delta == 0 && math.Signbit(delta) {
 			zaddRead(c)
 			return
 		}

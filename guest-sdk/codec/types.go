@@ -303,9 +303,9 @@ const (
 	ReturnValue                     // list of values
 	ReturnKeyValue                  // map of matched items (flattened pairs)
 	ReturnExists                    // bool: whether any item matched
-	// Added after ReturnExists (new types go at the end):
-	ReturnRank        // list of ints: each selected item's rank (0 = lowest value), in selection order
-	ReturnReverseRank // list of ints: each selected item's rank counted from the highest (0 = highest)
+	// Added after ReturnExists (new types go at the end); see RankReturn:
+	ReturnRank        // list of at most one int: the item's rank (0 = lowest value); empty if the key is absent
+	ReturnReverseRank // list of at most one int: the item's rank counted from the highest (0 = highest)
 	ReturnIndex       // list ops only: list of the selected items' indexes, ascending
 	// ReturnBulks (list reads only) returns the selected items as a list
 	// of two values: Int(how many), and one blob holding each item's RESP
@@ -314,6 +314,18 @@ const (
 	// a step per element, which is what costs in WebAssembly.
 	ReturnBulks
 )
+
+// RankReturn reports whether op may carry ReturnRank or ReturnReverseRank.
+// They answer one item's rank, so they go only on a map get or remove by
+// exactly one key, not inverted; both stores refuse every other use with
+// InvalidOperation. Aerospike CE 8.1.2 answers OP_NOT_APPLICABLE for a
+// rank return on a key-list selection, even of one key, and answers rank
+// returns of ranges in orders of its own (observed); its single-key get and
+// remove answer a rank, or -1 for an absent key.
+func RankReturn(op *Op) bool {
+	return (op.Code == OpMapGetByKeys || op.Code == OpMapRemoveByKeys) &&
+		len(op.Values) == 1 && !op.Return.Inverted()
+}
 
 // ReturnInverted, or-ed into the return type of a map get or remove by
 // keys, index, rank, value range or key range (ReturnCount|ReturnInverted),

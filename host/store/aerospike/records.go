@@ -425,6 +425,11 @@ func decodeSlot(s slot, x any) codec.Value {
 		if v := fromClient(x); v.Kind == codec.KindInt {
 			return codec.Bool(v.Int > 0)
 		}
+	case decRankOne:
+		if v := fromClient(x); v.Kind == codec.KindInt && v.Int >= 0 {
+			return codec.List(v)
+		}
+		return codec.List()
 	}
 	return fromClient(x)
 }

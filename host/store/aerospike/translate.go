@@ -24,6 +24,7 @@ const (
 	decValueRange                    // key-value pairs of a value range or inverted rank range, put in rank order per MapReturn
 	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
 	decBulks                         // list values, answered as codec.ReturnBulks
+	decRankOne                       // one key's rank, -1 if absent: a list of it, or an empty list
 )
 
 // slot describes one client op of a translated call.
@@ -784,6 +785,23 @@ func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
 		return
 	}
 	s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: ret, entry: true, resp: true}
+	if ret == codec.ReturnRank || ret == codec.ReturnReverseRank {
+		// Aerospike CE 8.1.2 refuses a rank return on a key list, even of
+		// one key (OP_NOT_APPLICABLE, observed); the single-key ops answer
+		// it. codec.RankReturn limits the contract to them.
+		if !codec.RankReturn(op) {
+			p.fail(codec.InvalidOperation, "a rank return needs a get or remove by one key")
+			return
+		}
+		s.dec = decRankOne
+		if op.Code == codec.OpMapRemoveByKeys {
+			p.add(as.MapRemoveByKeyOp(op.Bin, toClient(op.Values[0]), rt), s)
+			p.setKnown(addTarget{bin: op.Bin, isMap: true, key: op.Values[0]}, codec.Nil)
+		} else {
+			p.add(as.MapGetByKeyOp(op.Bin, toClient(op.Values[0]), rt), s)
+		}
+		return
+	}
 	if inverted {
 		rt |= as.MapReturnType.INVERTED
 		switch ret {

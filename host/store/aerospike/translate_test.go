@@ -263,12 +263,17 @@ func TestTranslateOps(t *testing.T) {
 		{"map get by key relative index to the end", codec.Op{Code: codec.OpMapGetByKeyRelIndex, Bin: "v", Return: codec.ReturnKey, Value: bv(""), Count: -1},
 			[]*as.Operation{as.MapGetByKeyRelativeIndexRangeOp("v", []byte(""), 0, as.MapReturnType.KEY)},
 			[]slot{{bin: "v", dec: decMapRead, ret: codec.ReturnKey, entry: true, resp: true}}},
-		{"map rank of keys", codec.Op{Code: codec.OpMapGetByKeys, Bin: "v", Return: codec.ReturnRank, Values: []codec.Value{bv("a")}},
-			[]*as.Operation{as.MapGetByKeyListOp("v", []any{[]byte("a")}, as.MapReturnType.RANK)},
-			[]slot{{bin: "v", dec: decMapRead, ret: codec.ReturnRank, entry: true, resp: true}}},
-		{"map reverse rank of keys", codec.Op{Code: codec.OpMapGetByKeys, Bin: "v", Return: codec.ReturnReverseRank, Values: []codec.Value{bv("a")}},
-			[]*as.Operation{as.MapGetByKeyListOp("v", []any{[]byte("a")}, as.MapReturnType.REVERSE_RANK)},
-			[]slot{{bin: "v", dec: decMapRead, ret: codec.ReturnReverseRank, entry: true, resp: true}}},
+		// Aerospike CE 8.1.2 refuses a rank return on a key list: the
+		// single-key op answers it.
+		{"map rank of a key", codec.Op{Code: codec.OpMapGetByKeys, Bin: "v", Return: codec.ReturnRank, Values: []codec.Value{bv("a")}},
+			[]*as.Operation{as.MapGetByKeyOp("v", []byte("a"), as.MapReturnType.RANK)},
+			[]slot{{bin: "v", dec: decRankOne, ret: codec.ReturnRank, entry: true, resp: true}}},
+		{"map reverse rank of a key", codec.Op{Code: codec.OpMapGetByKeys, Bin: "v", Return: codec.ReturnReverseRank, Values: []codec.Value{bv("a")}},
+			[]*as.Operation{as.MapGetByKeyOp("v", []byte("a"), as.MapReturnType.REVERSE_RANK)},
+			[]slot{{bin: "v", dec: decRankOne, ret: codec.ReturnReverseRank, entry: true, resp: true}}},
+		{"map remove of a key answering its rank", codec.Op{Code: codec.OpMapRemoveByKeys, Bin: "v", Return: codec.ReturnRank, Values: []codec.Value{bv("a")}},
+			[]*as.Operation{as.MapRemoveByKeyOp("v", []byte("a"), as.MapReturnType.RANK)},
+			[]slot{{bin: "v", dec: decRankOne, ret: codec.ReturnRank, entry: true, resp: true}}},
 		// Aerospike CE 8.1.2 crashes on an inverted get by an empty key list.
 		{"map get by no keys inverted is every item", codec.Op{Code: codec.OpMapGetByKeys, Bin: "v", Return: codec.ReturnKey | codec.ReturnInverted},
 			[]*as.Operation{as.MapGetByIndexRangeOp("v", 0, as.MapReturnType.KEY)},

@@ -138,6 +138,10 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		default:
 			return false, &opError{codec.InvalidOperation, "memory: unknown op code"}
 		}
+		if rt := o.Return.Type(); (rt == codec.ReturnRank || rt == codec.ReturnReverseRank) && !codec.RankReturn(o) {
+			// As Aerospike, which answers rank returns only for one key.
+			return false, &opError{codec.InvalidOperation, "memory: a rank return needs a get or remove by one key"}
+		}
 		if o.Return.Inverted() && !selects(o.Code) && !listSelects(o.Code) {
 			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}
 		}

@@ -360,6 +360,11 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 		if err != nil {
 			return codec.Nil, err
 		}
+		if d.Kind == codec.KindFloat {
+			// Aerospike adds the delta to 0, so -0 becomes 0 (CE 8.1.2,
+			// observed).
+			d.Float += 0
+		}
 		cx.mInsert(m, i, entry{k, d})
 		return d, nil
 	}

@@ -679,6 +679,19 @@ func testMapIncrement(e *env) {
 	e.eq("float increment of a missing key", r.Values[0], f64(1.5))
 	e.eq("float increment", r.Values[1], f64(1.75))
 	e.eq("map", e.get("k", codec.BinValue), codec.Map(b("n"), i64(-3), b("x"), f64(1.75)))
+
+	// A missing key is incremented from 0, so by -0 it becomes 0; a
+	// stored -0 stays -0 (-0 + -0). Sorted sets rely on the first.
+	negZero := f64(math.Copysign(0, -1))
+	r = e.ok(e.rec("z").MapIncrement(codec.BinValue, codec.MapOrderKeyValue, b("new"), negZero).
+		MapPut(codec.BinValue, 0, []codec.Value{b("neg"), negZero}).
+		MapIncrement(codec.BinValue, 0, b("neg"), negZero))
+	if v := r.Values[0]; v.Kind != codec.KindFloat || v.Float != 0 || math.Signbit(v.Float) {
+		e.t.Errorf("increment of a missing key by -0 = %s, want 0", show(v))
+	}
+	if v := r.Values[2]; v.Kind != codec.KindFloat || v.Float != 0 || !math.Signbit(v.Float) {
+		e.t.Errorf("increment of -0 by -0 = %s, want -0", show(v))
+	}
 }
 
 func testMapIncrementErrors(e *env) {
@@ -1650,7 +1663,33 @@ func testMapReturnRank(e *env) {
 		r = e.ok(e.rec(name).MapRemoveByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("e")}).MapSize(codec.BinValue))
 		e.eq(o.name+": rank of a removed item", r.Values[0], list(i64(5)))
 		e.eq(o.name+": size after", r.Values[1], i64(6))
+		r = e.ok(e.rec(name).MapRemoveByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("zz")}).MapSize(codec.BinValue))
+		e.eq(o.name+": reverse rank of a missing item removed", r.Values[0], list())
+		e.eq(o.name+": size after removing nothing", r.Values[1], i64(6))
 	}
+	e.missingBinReads(func(c *codec.Call) *codec.Call {
+		return c.MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("a")})
+	})
+	// A rank return answers one key's rank: Aerospike refuses it on a key
+	// list, and its ranks of ranges do not follow the selection order.
+	e.floatItems("bad", codec.MapOrderKeyValue)
+	for i, c := range []*codec.Call{
+		e.rec("bad").MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("a"), b("b")}),
+		e.rec("bad").MapGetByKeys(codec.BinValue, codec.ReturnRank, nil),
+		e.rec("bad").MapGetByKeys(codec.BinValue, codec.ReturnRank|codec.ReturnInverted, []codec.Value{b("a")}),
+		e.rec("bad").MapRemoveByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("a"), b("b")}),
+		e.rec("bad").MapGetByIndex(codec.BinValue, codec.ReturnRank, 0, 2),
+		e.rec("bad").MapGetByRank(codec.BinValue, codec.ReturnReverseRank, 0, 2),
+		e.rec("bad").MapGetByValueRange(codec.BinValue, codec.ReturnRank, f64(1), f64(3)),
+		e.rec("bad").MapGetByValueRelRank(codec.BinValue, codec.ReturnRank, f64(2), 0, 2),
+		e.rec("bad").MapGetByKeyRelIndex(codec.BinValue, codec.ReturnRank, b("b"), 0, 2),
+	} {
+		r := e.do(c)[0]
+		if r.Code != codec.InvalidOperation {
+			e.t.Errorf("bad rank return %d: code %d (%s), want InvalidOperation", i, r.Code, r.Msg)
+		}
+	}
+	e.eqInt("items after refused rank removes", int64(e.get("bad", codec.BinValue).Len()), 7)
 }
 
 // missingBinReads checks that a map read on a record without the map bin

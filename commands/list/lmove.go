@@ -93,8 +93,14 @@ func moveStart(c *sdk.Ctx) {
 	c.Exec(moveRead)
 }
 
-// moveNone answers a move from a missing source.
-func moveNone(c *sdk.Ctx) { c.Reply().Null() }
+// moveNone answers a move from a missing source; a blocking move blocks.
+func moveNone(c *sdk.Ctx) {
+	if c.N[bTimeout] != 0 {
+		moveBlock(c)
+		return
+	}
+	c.Reply().Null()
+}
 
 func moveRead(c *sdk.Ctx) {
 	r := c.Result(0)

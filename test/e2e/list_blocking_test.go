@@ -37,13 +37,15 @@ func TestListBlockingPops(t *testing.T) {
 	}
 
 	// Nothing to pop: a timeout answers nil after at least the timeout.
-	for name, do := range map[string]func() error{
-		"BLPOP":      func() error { return c.BLPop(ctx, 100*time.Millisecond, k1, k2).Err() },
-		"BRPOP":      func() error { return c.BRPop(ctx, 100*time.Millisecond, k1).Err() },
-		"BLMPOP":     func() error { return c.BLMPop(ctx, 100*time.Millisecond, "left", 10, k1, k2).Err() },
-		"BLMOVE":     func() error { return c.BLMove(ctx, k1, dst, "RIGHT", "LEFT", 100*time.Millisecond).Err() },
-		"BRPOPLPUSH": func() error { return c.BRPopLPush(ctx, k1, dst, 100*time.Millisecond).Err() },
+	// (Through Do: go-redis rounds a typed command's timeout up to 1s.)
+	for name, args := range map[string][]any{
+		"BLPOP":      {"BLPOP", k1, k2, "0.1"},
+		"BRPOP":      {"BRPOP", k1, "0.1"},
+		"BLMPOP":     {"BLMPOP", "0.1", "2", k1, k2, "LEFT", "COUNT", "10"},
+		"BLMOVE":     {"BLMOVE", k1, dst, "RIGHT", "LEFT", "0.1"},
+		"BRPOPLPUSH": {"BRPOPLPUSH", k1, dst, "0.1"},
 	} {
+		do := func() error { return c.Do(ctx, args...).Err() }
 		start := time.Now()
 		if err := do(); err != redis.Nil {
 			t.Fatalf("%s timeout: %v, want redis.Nil", name, err)

@@ -409,6 +409,15 @@ func decodeSlot(s slot, x any) codec.Value {
 		if x == nil {
 			return codec.Int(0)
 		}
+	case decRankOne:
+		v := fromClient(x)
+		if v.Kind != codec.KindInt {
+			return v // nil: the bin is missing
+		}
+		if v.Int < 0 {
+			return codec.List() // the key is missing
+		}
+		return codec.List(v)
 	case decMapRead:
 		if s.ret == codec.ReturnNone {
 			return codec.Nil

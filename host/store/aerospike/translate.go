@@ -24,6 +24,7 @@ const (
 	decValueRange                    // key-value pairs of a value range or inverted rank range, put in rank order per MapReturn
 	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
 	decBulks                         // list values, answered as codec.ReturnBulks
+	decRankOne                       // the rank of one key (-1: missing), answered as a list of at most one rank
 )
 
 // slot describes one client op of a translated call.
@@ -824,6 +825,21 @@ func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
 				o = as.MapRemoveByIndexRangeOp(op.Bin, 0, rt)
 			} else {
 				o = as.MapGetByIndexRangeOp(op.Bin, 0, rt)
+			}
+		case !inverted && (ret == codec.ReturnRank || ret == codec.ReturnReverseRank):
+			// Aerospike CE 8.1.2 refuses RANK and REVERSE_RANK on a get or
+			// remove by key list (OP_NOT_APPLICABLE, 26) and answers them
+			// on a get or remove by one key, -1 for a missing key
+			// (observed); the memory store refuses several keys likewise.
+			if len(op.Values) != 1 {
+				p.fail(codec.OpNotApplicable, "rank of %d keys: Aerospike answers the rank of one key only", len(op.Values))
+				return
+			}
+			s.dec = decRankOne
+			if remove {
+				o = as.MapRemoveByKeyOp(op.Bin, toClientKey(op.Values[0]), rt)
+			} else {
+				o = as.MapGetByKeyOp(op.Bin, toClientKey(op.Values[0]), rt)
 			}
 		case remove:
 			o = as.MapRemoveByKeyListOp(op.Bin, clientKeys(op.Values), rt)

@@ -138,6 +138,12 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		default:
 			return false, &opError{codec.InvalidOperation, "memory: unknown op code"}
 		}
+		if (o.Code == codec.OpMapGetByKeys || o.Code == codec.OpMapRemoveByKeys) && len(o.Values) != 1 && !o.Return.Inverted() &&
+			(o.Return.Type() == codec.ReturnRank || o.Return.Type() == codec.ReturnReverseRank) {
+			// As Aerospike CE 8.1.2, which answers the rank of one key only
+			// (OP_NOT_APPLICABLE on a key list; observed).
+			return false, &opError{codec.OpNotApplicable, "memory: the rank of one key only"}
+		}
 		if o.Return.Inverted() && !selects(o.Code) && !listSelects(o.Code) {
 			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}
 		}

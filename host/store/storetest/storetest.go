@@ -1650,6 +1650,10 @@ func testMapReturnRank(e *env) {
 		r = e.ok(e.rec(name).MapRemoveByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("e")}).MapSize(codec.BinValue))
 		e.eq(o.name+": rank of a removed item", r.Values[0], list(i64(5)))
 		e.eq(o.name+": size after", r.Values[1], i64(6))
+		// The rank of several keys at once is refused, as Aerospike does.
+		e.fails(e.rec(name).MapGetByKeys(codec.BinValue, codec.ReturnRank, []codec.Value{b("a"), b("b")}), codec.OpNotApplicable)
+		e.fails(e.rec(name).MapRemoveByKeys(codec.BinValue, codec.ReturnReverseRank, []codec.Value{b("a"), b("b")}), codec.OpNotApplicable)
+		e.eq(o.name+": size after refused ranks", e.ok(e.rec(name).MapSize(codec.BinValue)).Values[0], i64(6))
 	}
 }
 

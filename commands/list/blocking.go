@@ -3,7 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 )
 
@@ -79,17 +78,9 @@ func runBLMPop(c *sdk.Ctx) {
 }
 
 func runBLMove(c *sdk.Ctx) {
-	from, ok1 := side(c.Arg(3))
-	to, ok2 := side(c.Arg(4))
-	if !ok1 || !ok2 {
-		c.Error(kit.Syntax)
-		return
+	if parseSides(c) && parseBlockTimeout(c, 5) {
+		moveStart(c)
 	}
-	if !parseBlockTimeout(c, 5) {
-		return
-	}
-	c.N[mFrom], c.N[mTo], c.N[mSrc] = b2i(from), b2i(to), 1
-	moveStart(c)
 }
 
 func runBRPopLPush(c *sdk.Ctx) {

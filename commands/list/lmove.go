@@ -59,14 +59,22 @@ const (
 )
 
 func runLMove(c *sdk.Ctx) {
+	if parseSides(c) {
+		moveStart(c)
+	}
+}
+
+// parseSides parses LMOVE's and BLMOVE's LEFT|RIGHT LEFT|RIGHT (arguments
+// 3 and 4) into the move slots; when it reports false it has replied.
+func parseSides(c *sdk.Ctx) bool {
 	from, ok1 := side(c.Arg(3))
 	to, ok2 := side(c.Arg(4))
 	if !ok1 || !ok2 {
 		c.Error(kit.Syntax)
-		return
+		return false
 	}
 	c.N[mFrom], c.N[mTo], c.N[mSrc] = b2i(from), b2i(to), 1
-	moveStart(c)
+	return true
 }
 
 func runRPopLPush(c *sdk.Ctx) {
@@ -93,8 +101,14 @@ func moveStart(c *sdk.Ctx) {
 	c.Exec(moveRead)
 }
 
-// moveNone answers a move from a missing source.
-func moveNone(c *sdk.Ctx) { c.Reply().Null() }
+// moveNone answers a move from a missing source; a blocking move blocks.
+func moveNone(c *sdk.Ctx) {
+	if c.N[bTimeout] != 0 {
+		moveBlock(c)
+		return
+	}
+	c.Reply().Null()
+}
 
 func moveRead(c *sdk.Ctx) {
 	r := c.Result(0)

@@ -1,6 +1,7 @@
 // Command list is respike's module of Redis list commands: LPUSH, RPUSH,
 // LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM,
-// LTRIM, LPOS, LMOVE, RPOPLPUSH and LMPOP.
+// LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP, and the blocking BLPOP, BRPOP,
+// BLMOVE, BRPOPLPUSH and BLMPOP (blocking.go).
 //
 // Data model: one key is one record with bin "t" = "list" and bin "v" = an
 // unordered Aerospike list of the elements (blobs), head first.

@@ -15,7 +15,8 @@ func TestManifest(t *testing.T) {
 		"lpop": {-2, 1, 1}, "rpop": {-2, 1, 1}, "llen": {2, 1, 1}, "lrange": {4, 1, 1},
 		"lindex": {3, 1, 1}, "lset": {4, 1, 1}, "linsert": {5, 1, 1}, "lrem": {4, 1, 1},
 		"ltrim": {4, 1, 1}, "lpos": {-3, 1, 1}, "lmove": {5, 1, 2}, "rpoplpush": {3, 1, 2},
-		"lmpop": {-4, 0, 0},
+		"lmpop": {-4, 0, 0}, "blpop": {-3, 1, -2}, "brpop": {-3, 1, -2}, "blmove": {6, 1, 2},
+		"brpoplpush": {4, 1, 2}, "blmpop": {-5, 0, 0},
 	}
 	m := sdktest.Manifest()
 	if m.Module != "list" {

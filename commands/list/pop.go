@@ -45,6 +45,8 @@ const (
 	shapeOne   // LPOP key: one bulk string, nil when none
 	shapeCount // LPOP key count: an array, a null array when none
 	shapeKeyed // LMPOP: [key, [items]], a null array when none
+	// BLPOP, BRPOP: [key, item], a null array when none
+	shapeKeyedOne
 )
 
 func runPop(c *sdk.Ctx, right bool) {
@@ -139,13 +141,22 @@ func popReply(c *sdk.Ctx, items []codec.Value) {
 		w.Array(2)
 		w.Bulk(c.Arg(int(c.N[pKey])))
 		replyItems(c, items, right)
+	case c.N[pFlags]&shapeKeyedOne != 0:
+		w := c.Reply()
+		w.Array(2)
+		w.Bulk(c.Arg(int(c.N[pKey])))
+		replyItem(c, &items[0])
 	default:
 		replyItems(c, items, right)
 	}
 }
 
-// popNone answers a pop that found no list.
+// popNone answers a pop that found no list; a blocking pop blocks.
 func popNone(c *sdk.Ctx) {
+	if c.N[bTimeout] != 0 {
+		popBlock(c)
+		return
+	}
 	if c.N[pFlags]&shapeOne != 0 {
 		c.Reply().Null()
 		return

@@ -26,8 +26,8 @@ func TestTranslateListOps(t *testing.T) {
 		{"insert", codec.Op{Code: codec.OpListInsert, Bin: "v", Index: -1, Values: []codec.Value{a, b}},
 			as.ListInsertWithPolicyOp(listBoundedPolicy, "v", -1, []byte("a"), []byte("b")), decValue},
 		{"size", codec.Op{Code: codec.OpListSize, Bin: "v"}, as.ListSizeOp("v"), decSize},
-		{"set", codec.Op{Code: codec.OpListSet, Bin: "v", Index: 2, Value: a},
-			as.ListSetWithPolicyOp(listBoundedPolicy, "v", 2, []byte("a")), decNone},
+		{"set from the tail", codec.Op{Code: codec.OpListSet, Bin: "v", Index: -2, Value: a},
+			as.ListSetWithPolicyOp(listBoundedPolicy, "v", -2, []byte("a")), decNone},
 		{"get range", codec.Op{Code: codec.OpListGetByIndex, Bin: "v", Return: codec.ReturnValue, Index: 1, Count: 3},
 			as.ListGetByIndexRangeCountOp("v", 1, 3, as.ListReturnTypeValue), decMapRead},
 		{"get to the end", codec.Op{Code: codec.OpListGetByIndex, Bin: "v", Return: codec.ReturnValue, Index: -2, Count: -1},
@@ -86,5 +86,22 @@ func TestDecodeBulks(t *testing.T) {
 	}
 	if v := decodeSlot(slot{dec: decBulks}, nil); !v.IsNil() {
 		t.Errorf("missing bin decoded as %+v", v)
+	}
+}
+
+// A set at an index from the head gets that index first, in the same
+// operate: Aerospike CE 8.1.2 sets at index = size by appending, and the
+// get fails the operate there (OP_NOT_APPLICABLE).
+func TestTranslateListSetBound(t *testing.T) {
+	p := translateCall(t, &codec.Call{Ops: []codec.Op{{Code: codec.OpListSet, Bin: "v", Index: 2, Value: codec.Bytes([]byte("a"))}}})
+	want := []*as.Operation{
+		as.ListGetByIndexOp("v", 2, as.ListReturnTypeNone),
+		as.ListSetWithPolicyOp(listBoundedPolicy, "v", 2, []byte("a")),
+	}
+	if p.static != codec.OK || len(p.ops) != 2 || dump(p.ops[0]) != dump(want[0]) || dump(p.ops[1]) != dump(want[1]) {
+		t.Fatalf("set at 2: %v %s\nwant %v", dumpOps(p.ops), p.staticMsg, dumpOps(want))
+	}
+	if p.slots[0].op != -1 || p.slots[1].op != 0 || p.slots[1].dec != decNone {
+		t.Fatalf("set at 2: slots %+v", p.slots)
 	}
 }

@@ -729,6 +729,14 @@ func translateList(i int, op *codec.Op, p *plan) {
 	case codec.OpListSize:
 		o, s.dec = as.ListSizeOp(op.Bin), decSize
 	case codec.OpListSet:
+		// Aerospike 8.1 sets at index == size by appending, even with
+		// INSERT_BOUNDED (seen on CE 8.1.2); a get of that one index
+		// first fails the whole operate with OP_NOT_APPLICABLE, so a set
+		// only replaces an item that is there, as LSET needs. (Before
+		// the head, the set itself fails the same way.)
+		if idx >= 0 {
+			p.add(as.ListGetByIndexOp(op.Bin, idx, as.ListReturnTypeNone), slot{bin: op.Bin, op: -1, entry: true, resp: true})
+		}
 		o, s.dec = as.ListSetWithPolicyOp(listBoundedPolicy, op.Bin, idx, toClient(op.Value)), decNone
 	default:
 		rt, ok := listReturn(op.Return)

@@ -1,0 +1,43 @@
+package kit
+
+import (
+	"time"
+
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// RetryFor is how long a command may keep retrying a step that lost a race
+// for a key (a generation mismatch: another client wrote in between),
+// counted from the command's start (sdk.Ctx.Now). There is no count limit:
+// each retry means another client's write succeeded, so the keyspace makes
+// progress, and a popular counter must not fail because it is popular. The
+// time bound keeps a command from outliving the client's patience when
+// something keeps writing the key for ever (clients time out after 3 s by
+// default, go-redis and redis-py alike).
+const RetryFor = 2 * time.Second
+
+// Again reports whether a command that lost a race for a key may try its
+// read-modify-write once more: while it has run less than RetryFor. When it
+// reports false, the command answers Contention.
+func Again(c *sdk.Ctx) bool {
+	return time.Now().UnixNano()-c.Now() < int64(RetryFor)
+}
+
+// Clone returns a deep copy of v: results alias the response buffer, which
+// the next request reuses, so a value a later step needs (the previous
+// value of a key a multi-step command overwrote, to put it back) is
+// cloned.
+func Clone(v codec.Value) codec.Value {
+	out := codec.Value{Kind: v.Kind, Int: v.Int, Float: v.Float}
+	if v.Bytes != nil {
+		out.Bytes = append([]byte{}, v.Bytes...)
+	}
+	if v.List != nil {
+		out.List = make([]codec.Value, len(v.List))
+		for i := range v.List {
+			out.List[i] = Clone(v.List[i])
+		}
+	}
+	return out
+}

@@ -47,11 +47,7 @@ func wrongArgs(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
 }
 
-// maxAttempts bounds the attempts of a read-modify-write (HINCRBYFLOAT,
-// HINCRBY on an integer stored as bytes) and HRANDFIELD's redraws when the
-// record changed in between. It is well above kit.Retries: with 8 clients
-// incrementing one field at once, 10 attempts left about one HINCRBYFLOAT
-// in ten failing with kit.Contention (measured through the daemon on the
-// memory store); an attempt is repeated only when another client actually
-// wrote in between.
+// maxAttempts bounds HRANDFIELD's redraws when the record changed in
+// between. Read-modify-writes (HINCRBYFLOAT, HINCRBY on an integer stored
+// as bytes) retry without a count limit within kit.RetryFor instead.
 const maxAttempts = 100

@@ -56,11 +56,3 @@ func keys(c *sdk.Ctx, from int) []codec.Value {
 	}
 	return ks
 }
-
-// maxAttempts bounds SPOP's attempts and SRANDMEMBER's redraws when the
-// record changed in between. It is well above kit.Retries: with 8 clients
-// hitting one key, 10 attempts left about one read-modify-write in ten
-// failing with kit.Contention (HINCRBYFLOAT, measured through the daemon on
-// the memory store); an attempt is repeated only when another client
-// actually wrote in between.
-const maxAttempts = 100

@@ -32,12 +32,12 @@ func init() {
 //
 // SPOP removes what it drew under the generation the size came from; when
 // another client wrote in between, the removal fails as a whole and SPOP
-// starts again (at most maxAttempts times). SRANDMEMBER's index read checks
+// starts again (within kit.RetryFor). SRANDMEMBER's index read checks
 // the generation in its answer and draws again likewise. Samples larger
 // than maxIndexOps come from a read of the whole set instead of one op per
 // index.
 //
-// Ctx.N: [0] the count's magnitude, [1] the rand* flags, [2] attempts,
+// Ctx.N: [0] the count's magnitude, [1] the rand* flags, [2] unused,
 // [3] the generation the size came from, [5] 1 when SPOP takes the whole
 // set.
 
@@ -162,8 +162,7 @@ func randFirst(c *sdk.Ctx) {
 // retry counts an attempt and reports whether another is allowed; when not,
 // it has replied.
 func retry(c *sdk.Ctx) bool {
-	c.N[2]++
-	if c.N[2] >= maxAttempts {
+	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return false
 	}

@@ -44,6 +44,8 @@ type client struct {
 	queue         []queued
 	replyOff      bool // CLIENT REPLY OFF
 	skipNext      bool // CLIENT REPLY SKIP: drop the next command's reply
+	skipping      bool // the running command's reply is dropped (CLIENT REPLY SKIP before it)
+	replyMark     int  // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
 	closeAfter    bool // QUIT: close once the reply is written
 	noEvict       bool
 	noTouch       bool
@@ -196,15 +198,26 @@ func (c *client) process(args [][]byte) {
 		return
 	}
 	c.runPipe() // replies stay in order
-	mark := len(c.w.Buf)
-	skip := c.skipNext
-	c.skipNext = false
+	c.replyMark = len(c.w.Buf)
+	c.skipping, c.skipNext = c.skipNext, false
 
 	c.dispatch(args, b, m)
 
-	if c.replyOff || skip {
-		c.w.Buf = c.w.Buf[:mark]
+	c.settle()
+	c.skipping = false
+}
+
+// settle drops the replies written since the last settle if CLIENT REPLY
+// says so now. Redis decides at each reply it adds, from the flags of that
+// moment: CLIENT REPLY ON clears OFF and SKIP before it answers, so its +OK
+// is sent even right after SKIP; inside EXEC, the array header and each
+// queued command's reply are decided one by one (cmdExec settles after
+// each), so a queued CLIENT REPLY OFF leaves the array short, as in Redis.
+func (c *client) settle() {
+	if c.replyOff || c.skipping {
+		c.w.Buf = c.w.Buf[:c.replyMark]
 	}
+	c.replyMark = len(c.w.Buf)
 }
 
 // maxPipe is the most module commands a connection holds back to run

@@ -453,6 +453,14 @@ func TestClientCommands(t *testing.T) {
 	if got := a.reply(); got != "$1\r\n2\r\n" {
 		t.Fatalf("REPLY SKIP: %q", got)
 	}
+	// ON answers even right after SKIP (Redis clears both flags first).
+	a.send(encode("client", "reply", "skip") + encode("client", "reply", "on") + encode("ping", "3"))
+	if got := a.reply(); got != "+OK\r\n" {
+		t.Fatalf("REPLY ON after SKIP: %q", got)
+	}
+	if got := a.reply(); got != "$1\r\n3\r\n" {
+		t.Fatalf("after SKIP, ON: %q", got)
+	}
 
 	// CLIENT KILL closes another connection.
 	if got := a.do("client", "kill", "id", bID); got != ":1\r\n" {

@@ -6,6 +6,7 @@
 package module
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -113,3 +114,28 @@ type Stats struct {
 // the calling goroutine and returns when the command has replied or failed;
 // when ctx is done it cancels the command and appends an error. It never
 // panics because of a module. The caller has checked arity.
+//
+// A command stops early (answering "-ERR command cancelled: the client went
+// away") only before its first store request that writes: when ctx is done,
+// or when the check attached with WithGone reports its client gone. From
+// its first write on it runs to its end, so a multi-step write (RENAME,
+// SMOVE, MSETNX) is finished or never started, whatever its client does.
+
+// goneKey keys the client check in a context (WithGone).
+type goneKey struct{}
+
+// WithGone returns ctx carrying gone, which reports whether the client of
+// the commands run under it has gone away (a closed connection). Exec and
+// ExecBatch call it before each store request of a command that has not
+// written yet, and cancel the command when it reports true; the server
+// attaches one per connection.
+func WithGone(ctx context.Context, gone func() bool) context.Context {
+	return context.WithValue(ctx, goneKey{}, gone)
+}
+
+// Gone reports whether the client check attached to ctx (WithGone) says
+// the client went away; false without one.
+func Gone(ctx context.Context) bool {
+	g, _ := ctx.Value(goneKey{}).(func() bool)
+	return g != nil && g()
+}

@@ -120,6 +120,7 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte) []byte {
 	held := false     // whether this command holds a reference on v
 	detached := false // whether c left the slot with the command
+	wrote := false    // whether a request that writes was sent: finish, whatever the client does
 	defer func() {
 		if detached {
 			r.putCall(c)
@@ -181,8 +182,16 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 		if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 			return gone(errorReply(v.name, "malformed store request"))
 		}
-		if ctx.Err() != nil {
-			return gone(errGone)
+		if !wrote {
+			// Nothing written yet: a command whose client went away
+			// stops here, before its first write.
+			if ctx.Err() != nil || Gone(ctx) {
+				return gone(errGone)
+			}
+			if c.rq.Writes() {
+				wrote = true
+				ctx = context.WithoutCancel(ctx)
+			}
 		}
 		r.st.Exec(ctx, c.db, &c.rq, &c.resp)
 		if ctx.Err() != nil {

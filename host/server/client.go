@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strings"
@@ -25,6 +26,7 @@ const keepReplyBuf = 1 << 20
 // belong to the connection's goroutine.
 type client struct {
 	s       *Server
+	ctx     context.Context // the server's, with this client's peerGone (module.WithGone)
 	id      uint64
 	conn    net.Conn
 	rd      reader
@@ -106,6 +108,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		c.local = a.IP.IsLoopback()
 	}
 	c.rd = reader{r: nc, c: c, maxBulk: s.maxBulk}
+	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1}
 	c.lastAt.Store(c.created.UnixNano())
@@ -243,7 +246,7 @@ func (c *client) runPipe() {
 		return
 	}
 	mark, began := len(c.w.Buf), c.clock
-	c.w.Buf = c.s.rt.ExecBatch(c.s.ctx, c.pipe, c.w.Buf)
+	c.w.Buf = c.s.rt.ExecBatch(c.ctx, c.pipe, c.w.Buf)
 	end := c.s.nanos()
 	each := (end - began) / int64(n)
 	var last *module.Command
@@ -338,7 +341,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		c.start.ClientID = c.id
 		c.start.Now = c.wallOff + c.clock
 		c.start.Args = args
-		c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
+		c.w.Buf = c.s.rt.Exec(c.ctx, m, &c.start, c.w.Buf)
 		c.start.Args = nil
 	}
 	end := c.s.nanos()

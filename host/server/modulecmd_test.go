@@ -1,6 +1,11 @@
 package server
 
 import (
+	"context"
+	"runtime"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/resp"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +64,36 @@ func TestModuleListAndInfoShowSwaps(t *testing.T) {
 		if !strings.Contains(info, line) {
 			t.Errorf("INFO modules %q lacks %q", info, line)
 		}
+	}
+}
+
+// A module command sees its client go away through the context the server
+// runs it under (module.Gone), so the runtime can cancel what it has not
+// sent to the store yet.
+func TestModuleCommandSeesClientGone(t *testing.T) {
+	rt := newFakeRuntime()
+	started := make(chan bool)
+	saw := make(chan bool, 1)
+	rt.add("test", codec.CommandInfo{Name: "fwait", Arity: 1, Flags: []string{"readonly"}},
+		func(ctx context.Context, _ *codec.Start, w *resp.Writer) {
+			started <- module.Gone(ctx)
+			// The FIN reaches the socket shortly after the client closes;
+			// no event says when, so poll with a bound.
+			deadline := time.Now().Add(5 * time.Second)
+			for !module.Gone(ctx) && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+			saw <- module.Gone(ctx)
+			w.OK()
+		})
+	_, addr := startServer(t, testConfig(), rt, nil)
+	c := dial(t, addr)
+	c.send(encode("fwait"))
+	if <-started {
+		t.Fatal("a connected client reads as gone")
+	}
+	c.nc.Close()
+	if !<-saw {
+		t.Fatal("the command never saw its client go away")
 	}
 }

@@ -3,13 +3,12 @@ package server
 import (
 	"context"
 	"runtime"
-
-	"github.com/respike/respike/guest-sdk/codec"
-	"github.com/respike/respike/guest-sdk/resp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/resp"
 	"github.com/respike/respike/host/module"
 )
 

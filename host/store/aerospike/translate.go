@@ -217,7 +217,6 @@ func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {
 	return 0, false
 }
 
-
 // selectsItems reports whether an op selects map items, so that
 // codec.ReturnInverted applies to it.
 func selectsItems(c codec.OpCode) bool {

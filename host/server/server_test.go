@@ -293,7 +293,7 @@ func TestProtocolErrors(t *testing.T) {
 		{"bulk length not a number", "*1\r\n$4x\r\nPING\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"oversized bulk", "*2\r\n$3\r\nset\r\n$1048577\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"huge bulk", "*1\r\n$9223372036854775807\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"too many arguments", "*1048577\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"too many arguments", "*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"huge argument count", "*4611686018427387904\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"endless header", "*" + strings.Repeat("1", 40), "-ERR Protocol error: too big mbulk count string\r\n"},
 		{"endless bulk header", "*1\r\n$" + strings.Repeat("1", 40), "-ERR Protocol error: too big bulk count string\r\n"},

@@ -88,3 +88,28 @@ func (p *plainConn) exchange(t *testing.T, req []byte, marker string, desc []str
 	}
 	return out
 }
+
+// The reader's leniencies match redis-server's: the two bytes after a bulk
+// payload are skipped unchecked, and a command may have more than 1,048,576
+// arguments (Redis 7.0 allows up to INT_MAX).
+func TestProtocolLeniencyMatchesRedis(t *testing.T) {
+	rs := redisServer(t)
+	// A builtin, so that the reply shows the reader took every argument
+	// (the arity error names the command) without a module's memory limit
+	// coming into it.
+	many := []byte("*1048580\r\n$4\r\nECHO\r\n")
+	for range 1048579 {
+		many = append(many, "$1\r\nk\r\n"...)
+	}
+	for _, in := range [][]byte{
+		[]byte("*1\r\n$4\r\nPINGxx*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\n"),
+		many,
+	} {
+		req := append(append([]byte{}, in...), Encode("ECHO", "end")...)
+		want := dialPlain(t, rs.Addr).exchange(t, req, "end", nil)
+		got := dialPlain(t, env.daemon.Addr).exchange(t, req, "end", nil)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%.40q...: respike %q, redis %q", in, got, want)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func renameRead(c *sdk.Ctx, op *renameOp) {
 	} else {
 		call.Exists(codec.ExistsCreateOnly)
 	}
-	copyBins(call, r.TTL, r.Value(0))
+	kit.CopyBins(call, r.TTL, r.Value(0))
 	c.Exec(func(c *sdk.Ctx) { renameWritten(c, op) })
 }
 
@@ -141,7 +141,7 @@ func renameDeleted(c *sdk.Ctx, op *renameOp) {
 	// wrote it since, and start over.
 	call := c.Record(c.Arg(2)).Generation(op.dstGen)
 	if op.dstHad {
-		copyBins(call.Exists(codec.ExistsReplaceOnly), op.dstTTL, op.dstOld)
+		kit.CopyBins(call.Exists(codec.ExistsReplaceOnly), op.dstTTL, op.dstOld)
 	} else {
 		call.Delete()
 	}
@@ -174,33 +174,5 @@ func renameReply(c *sdk.Ctx, op *renameOp, renamed bool) {
 		c.Reply().Int(1)
 	default:
 		c.Reply().Int(0)
-	}
-}
-
-// copyBins turns all, an all-bins read, into a write of the same record on
-// call, with the TTL ttl (as codec.Result.TTL: -1 never expires). Map bins are written with map puts that carry
-// the order their type needs (key order for hashes and sets, key-value
-// order for sorted sets): a plain put would create an unordered map.
-func copyBins(call *codec.Call, ttl int64, all codec.Value) {
-	if ttl > 0 {
-		call.Expire(ttl)
-	} else if ttl == 0 {
-		call.Expire(1) // expiring this very second
-	} else {
-		call.TTLNever()
-	}
-	order := codec.MapOrderKey
-	for i := 0; i+1 < len(all.List); i += 2 {
-		if string(all.List[i].Bytes) == codec.BinType && string(all.List[i+1].Bytes) == codec.TypeZSet {
-			order = codec.MapOrderKeyValue
-		}
-	}
-	for i := 0; i+1 < len(all.List); i += 2 {
-		name, v := string(all.List[i].Bytes), all.List[i+1]
-		if v.Kind == codec.KindMap {
-			call.MapPut(name, order, v.List)
-			continue
-		}
-		call.Put(name, v)
 	}
 }

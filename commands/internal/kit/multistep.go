@@ -41,3 +41,31 @@ func Clone(v codec.Value) codec.Value {
 	}
 	return out
 }
+
+// CopyBins turns all, an all-bins read, into a write of the same record on
+// call, with the TTL ttl (as codec.Result.TTL: -1 never expires). Map bins are written with map puts that carry
+// the order their type needs (key order for hashes and sets, key-value
+// order for sorted sets): a plain put would create an unordered map.
+func CopyBins(call *codec.Call, ttl int64, all codec.Value) {
+	if ttl > 0 {
+		call.Expire(ttl)
+	} else if ttl == 0 {
+		call.Expire(1) // expiring this very second
+	} else {
+		call.TTLNever()
+	}
+	order := codec.MapOrderKey
+	for i := 0; i+1 < len(all.List); i += 2 {
+		if string(all.List[i].Bytes) == codec.BinType && string(all.List[i+1].Bytes) == codec.TypeZSet {
+			order = codec.MapOrderKeyValue
+		}
+	}
+	for i := 0; i+1 < len(all.List); i += 2 {
+		name, v := string(all.List[i].Bytes), all.List[i+1]
+		if v.Kind == codec.KindMap {
+			call.MapPut(name, order, v.List)
+			continue
+		}
+		call.Put(name, v)
+	}
+}

@@ -114,12 +114,26 @@ func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) 
 		}
 		st = as
 	}
+	return newBackend(ctx, st, dir, cacheDir, logger, false)
+}
+
+// NewResumeBackend is NewBackend on a fresh embedded store whose requests
+// never run inside the guest call: every store request ends a guest call
+// and resumes the command afterwards, as on Aerospike. Commands of several
+// steps then interleave with other clients' commands between their steps
+// far more often than inline, which the race tests need.
+func NewResumeBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) (*Backend, error) {
+	return newBackend(ctx, memory.New(memory.Options{Databases: 16}), dir, cacheDir, logger, true)
+}
+
+func newBackend(ctx context.Context, st store.Store, dir, cacheDir string, logger *slog.Logger, noInline bool) (*Backend, error) {
 	rt, err := module.New(ctx, module.Config{
 		Dir:            dir,
 		CacheDir:       cacheDir,
 		Deadline:       5 * time.Second,
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
+		NoInline:       noInline,
 		Logger:         logger,
 	}, st)
 	if err != nil {

@@ -180,26 +180,50 @@ func isValueArg(cmd []string, j int) bool {
 
 // TestRacesAreSerializable races each case many times and checks every
 // outcome against the outcomes of the serial orders on redis-server. It
-// runs on the store the e2e run uses: the embedded one, or Aerospike when
-// RESPIKE_TEST_AEROSPIKE is set.
+// runs on the store the e2e run uses (the embedded one, or Aerospike when
+// RESPIKE_TEST_AEROSPIKE is set), then on an embedded store reached the
+// way Aerospike is (NewResumeBackend).
 func TestRacesAreSerializable(t *testing.T) {
 	rs := redisServer(t)
 	ctx := context.Background()
-	trials := raceTrials(t)
 	oracle := client(t, rs.Addr)
-	admin := client(t, env.daemon.Addr)
+	serial := map[string]map[string]bool{}
+	t.Run("store", func(t *testing.T) { runRaces(t, oracle, serial, env.daemon.Addr) })
+	// The embedded store runs a command's requests inside one guest call,
+	// so its steps rarely interleave with another client's; the resume
+	// path lets them interleave as on Aerospike.
+	t.Run("resume", func(t *testing.T) {
+		b, err := NewResumeBackend(ctx, env.modDir, env.cacheDir, env.logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		runRaces(t, oracle, serial, serve(t, testConfig(), b).Addr)
+	})
+}
+
+// runRaces runs every race case against the daemon at addr. serial caches
+// each case's serial outcomes by name.
+func runRaces(t *testing.T, oracle *redis.Client, serial map[string]map[string]bool, addr string) {
+	ctx := context.Background()
+	trials := raceTrials(t)
+	admin := client(t, addr)
 	var racers []*redis.Client
 	for range 3 {
-		racers = append(racers, client(t, env.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 }))
+		racers = append(racers, client(t, addr, func(o *redis.Options) { o.PoolSize = 1 }))
 	}
 	for _, rc := range raceCases {
 		t.Run(rc.Name, func(t *testing.T) {
 			needModules(t, rc.Modules...)
 			rc = namespaced(rc)
-			serial, err := SerialOutcomes(ctx, oracle, rc)
-			if err != nil {
-				t.Fatal(err)
+			if serial[rc.Name] == nil {
+				outs, err := SerialOutcomes(ctx, oracle, rc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				serial[rc.Name] = outs
 			}
+			serial := serial[rc.Name]
 			prefix := "race{" + rc.Name + "}:"
 			tolerated := map[string]bool{}
 			for _, o := range rc.Tolerated {

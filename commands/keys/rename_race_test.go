@@ -6,6 +6,7 @@ import (
 	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
+	"github.com/respike/respike/host/store"
 )
 
 // isSourceDelete reports whether req is RENAME's guarded delete of key:
@@ -22,6 +23,15 @@ func isSourceDelete(req *codec.Request, key string) bool {
 		}
 	}
 	return false
+}
+
+// deleteKey deletes key as another client's DEL would.
+func deleteKey(t *testing.T, st store.Store, key string) {
+	t.Helper()
+	var del codec.Call
+	del.Key = []byte(key)
+	del.Delete()
+	cmdtest.Exec(t, st, del)
 }
 
 // interfereBeforeDelete plays another client acting once between RENAME's
@@ -47,12 +57,7 @@ func TestRenameLosesToDel(t *testing.T) {
 		base := h.Store
 		putStr(t, h, "a", "moving")
 		putStr(t, h, "c", "precious")
-		done := interfereBeforeDelete(h, "a", func() {
-			var del codec.Call
-			del.Key = []byte("a")
-			del.Delete()
-			cmdtest.Exec(t, base, del)
-		})
+		done := interfereBeforeDelete(h, "a", func() { deleteKey(t, base, "a") })
 		cmdtest.Script(t, h, `RENAME a c => (error) ERR no such key`)
 		if !*done {
 			t.Fatal("the source delete was not intercepted")
@@ -63,12 +68,7 @@ func TestRenameLosesToDel(t *testing.T) {
 		// A destination that did not exist is removed again.
 		h.Store = base
 		putStr(t, h, "a", "moving")
-		done = interfereBeforeDelete(h, "a", func() {
-			var del codec.Call
-			del.Key = []byte("a")
-			del.Delete()
-			cmdtest.Exec(t, base, del)
-		})
+		done = interfereBeforeDelete(h, "a", func() { deleteKey(t, base, "a") })
 		cmdtest.Script(t, h, `RENAMENX a fresh => (error) ERR no such key`)
 		if got := get(t, h, "fresh"); got != "(nil)" || !*done {
 			t.Errorf("fresh = %q (intercepted %v), want (nil)", got, *done)
@@ -105,10 +105,7 @@ func TestRenameUndoKeepsLaterWrite(t *testing.T) {
 		putStr(t, h, "c", "precious")
 		interfereBeforeDelete(h, "a", func() {
 			cmdtest.PutString(t, base, "c", codec.Bytes([]byte("later")))
-			var del codec.Call
-			del.Key = []byte("a")
-			del.Delete()
-			cmdtest.Exec(t, base, del)
+			deleteKey(t, base, "a")
 		})
 		cmdtest.Script(t, h, `RENAME a c => (error) ERR no such key`)
 		if got := get(t, h, "c"); got != "later" {

@@ -110,14 +110,14 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		return append(out, errorReply(v.name, err.Error())...)
 	}
 	packed, err := r.step(in, c, false, 0)
-	return r.complete(ctx, v, s, in, c, packed, err, out)
+	return r.complete(ctx, cmd, v, s, in, c, packed, err, out)
 }
 
 // complete takes a command from the answer of its first guest call
 // (packed, err) to its end: it performs the store requests the command
 // waits on, with no instance held, resumes it, appends its reply to out
 // and unlocks s. Called with s locked, c its call state.
-func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte) []byte {
+func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte) []byte {
 	held := false     // whether this command holds a reference on v
 	detached := false // whether c left the slot with the command
 	wrote := false    // whether a request that writes was sent: finish, whatever the client does
@@ -184,8 +184,8 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 		}
 		if !wrote {
 			// Nothing written yet: a command whose client went away
-			// stops here, before its first write.
-			if ctx.Err() != nil || Gone(ctx) {
+			// stops here, before its first write (see WithGone).
+			if ctx.Err() != nil || Gone(ctx, cmd.writes) {
 				return gone(errGone)
 			}
 			if c.rq.Writes() {
@@ -334,7 +334,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 	}
 	// items[k] waits on the store: it completes on its own, then the rest
 	// of the batch goes in a new call.
-	out = r.complete(ctx, v, s, in, c, packed, nil, out)
+	out = r.complete(ctx, items[k].Cmd, v, s, in, c, packed, nil, out)
 	items[k].End = len(out)
 	return k + 1, true, out
 }

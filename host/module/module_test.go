@@ -633,7 +633,8 @@ func TestClientGoneCancelsOnlyBeforeWrites(t *testing.T) {
 	var gone atomic.Bool
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ctx := WithGone(base, gone.Load)
+	var askedDead atomic.Bool // what the last check asked: getset writes, so whether the connection is dead
+	ctx := WithGone(base, func(dead bool) bool { askedDead.Store(dead); return gone.Load() })
 
 	// Gone before the command starts: nothing reaches the store.
 	gone.Store(true)
@@ -643,6 +644,9 @@ func TestClientGoneCancelsOnlyBeforeWrites(t *testing.T) {
 	}
 	if n := st.execs.Load() - before; n != 0 {
 		t.Errorf("%d store requests sent for a gone client", n)
+	}
+	if !askedDead.Load() {
+		t.Error("a write command was checked as a read (a half-closed client would lose its write)")
 	}
 
 	// Gone after the read: the write is not sent.

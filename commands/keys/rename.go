@@ -58,7 +58,11 @@ type renameOp struct {
 // it there; see docs/compatibility.md.
 func renameStart(c *sdk.Ctx, op *renameOp) {
 	c.Record(c.Arg(1)).Get("")
-	if string(c.Arg(1)) != string(c.Arg(2)) {
+	switch {
+	case string(c.Arg(1)) == string(c.Arg(2)):
+	case op.nx:
+		c.Record(c.Arg(2)).Header() // only whether it exists
+	default:
 		c.Record(c.Arg(2)).Get("")
 	}
 	c.Exec(func(c *sdk.Ctx) { renameRead(c, op) })

@@ -140,10 +140,9 @@ func hincrSlowDone(c *sdk.Ctx) {
 	}
 }
 
-// hincrRetry runs step again unless the attempts are used up.
+// hincrRetry runs step again unless kit.RetryFor has passed.
 func hincrRetry(c *sdk.Ctx, step sdk.Step) {
-	c.N[1]++
-	if c.N[1] >= kit.MaxAttempts {
+	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return
 	}
@@ -155,7 +154,7 @@ func hincrRetry(c *sdk.Ctx, step sdk.Step) {
 // read-modify-write: read the field and the record's generation, compute,
 // then write under that generation (or create-only when the key was
 // missing), retrying when another client wrote in between. The result is
-// kept in Ctx.B; N[1] counts attempts.
+// kept in Ctx.B; a write that lost the race reads again, within kit.RetryFor.
 
 func runHIncrByFloat(c *sdk.Ctx) {
 	var incr big.Float

@@ -76,7 +76,7 @@ func copyRead(c *sdk.Ctx) {
 	if c.N[0] != 0 {
 		exists = codec.ExistsReplace
 	}
-	copyBins(c.Record(c.Arg(2)).Exists(exists), r)
+	kit.CopyBins(c.Record(c.Arg(2)).Exists(exists), r.TTL, r.Value(0))
 	c.Exec(copyDone)
 }
 

@@ -40,7 +40,6 @@ const (
 
 	exFlags = 0 // option flags
 	exWhen  = 1 // the new expiry, Unix ms
-	exTries = 2 // attempts of the conditional path
 )
 
 // runExpire: EXPIRE key seconds [NX|XX|GT|LT] and its ms/absolute forms,
@@ -161,8 +160,7 @@ func expireDone(c *sdk.Ctx) {
 	case codec.NotFound:
 		c.Reply().Int(0)
 	case codec.GenerationError:
-		c.N[exTries]++
-		if c.N[exTries] > kit.Retries {
+		if !kit.Again(c) {
 			c.Error(kit.Contention)
 			return
 		}

@@ -16,7 +16,7 @@ func init() {
 }
 
 // persistRead reads the TTL: only a key with one answers 1. The write is
-// guarded by the generation read; tries are counted in Ctx.N[0].
+// guarded by the generation read; retried within kit.RetryFor.
 func persistRead(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Header()
 	c.Exec(persistDecide)
@@ -43,8 +43,7 @@ func persistDone(c *sdk.Ctx) {
 	case codec.NotFound:
 		c.Reply().Int(0)
 	case codec.GenerationError:
-		c.N[0]++
-		if c.N[0] > kit.Retries {
+		if !kit.Again(c) {
 			c.Error(kit.Contention)
 			return
 		}

@@ -11,37 +11,64 @@ func init() {
 		Name: "rename", Arity: 3, Flags: []string{"write"},
 		FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0",
 		Summary: "Renames a key and overwrites the destination.",
-		Run:     func(c *sdk.Ctx) { c.N[mvNX] = 0; renameStart(c) },
+		Run:     func(c *sdk.Ctx) { renameStart(c, &renameOp{}) },
 	}, sdk.Command{
 		Name: "renamenx", Arity: 3, Flags: []string{"write", "fast"},
 		FirstKey: 1, LastKey: 2, Step: 1, Group: "generic", Since: "1.0.0",
 		Summary: "Renames a key only when the target key name doesn't exist.",
-		Run:     func(c *sdk.Ctx) { c.N[mvNX] = 1; renameStart(c) },
+		Run:     func(c *sdk.Ctx) { renameStart(c, &renameOp{nx: true}) },
 	})
 }
 
-// RENAME state in Ctx.N.
-const (
-	mvNX    = 0 // RENAMENX
-	mvGen   = 1 // generation of the source as read
-	mvTries = 2
-)
-
-// renameStart: RENAME/RENAMENX key newkey. Two records cannot change
-// atomically together, so this is a copy then a delete:
-// (1) read every bin, the generation and TTL of key;
-// (2) write them to newkey (replacing it; create-only for RENAMENX), with
-// the same TTL;
-// (3) delete key guarded by the generation read in (1). If key changed in
-// between, start over, so newkey ends with key's latest value.
-// Another client may briefly see both keys, or (after a failure in (3))
-// keep seeing both.
-func renameStart(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Get("")
-	c.Exec(renameRead)
+// renameOp is one RENAME or RENAMENX in flight. It lives in the closures of
+// the command's steps: it keeps the destination's previous bins, which a
+// later step may have to put back, beyond the response they came in.
+type renameOp struct {
+	nx     bool
+	srcGen uint32 // the source's generation as read
+	// The destination before this command's write: whether it existed,
+	// its bins (all-bins read, cloned) and TTL.
+	dstHad bool
+	dstOld codec.Value
+	dstTTL int64
+	dstGen uint32 // the destination's generation after this command's write
 }
 
-func renameRead(c *sdk.Ctx) {
+// renameStart: RENAME/RENAMENX key newkey. Two records cannot change
+// atomically together, so the command moves the value in steps, each
+// atomic on one record, arranged so that the final state and the reply are
+// always those of some serial order of the commands involved:
+//
+//  1. read every bin of key and of newkey, with their generations and TTLs;
+//  2. write key's bins to newkey with key's TTL, guarded by newkey's
+//     generation as read (create-only when it was absent, and for
+//     RENAMENX), so the command knows exactly what it overwrote; a
+//     destination that changed in between restarts the command (RENAMENX:
+//     a destination created in between answers 0);
+//  3. delete key guarded by the generation read in (1). This is the
+//     rename's commit point: key is unchanged since the read, so newkey got
+//     its current value.
+//  4. If key changed or vanished before (3), another command came first:
+//     newkey is put back as it was before (2) — guarded by the generation
+//     (2) produced, so a later write by someone else is kept — and the
+//     command starts over; it then answers "no such key" if key is gone.
+//
+// Between (2) and (3) or (4) other clients can see the value under both
+// keys, and a command failing in between (store error, shutdown) can leave
+// it there; see docs/compatibility.md.
+func renameStart(c *sdk.Ctx, op *renameOp) {
+	c.Record(c.Arg(1)).Get("")
+	switch {
+	case string(c.Arg(1)) == string(c.Arg(2)):
+	case op.nx:
+		c.Record(c.Arg(2)).Header() // only whether it exists
+	default:
+		c.Record(c.Arg(2)).Get("")
+	}
+	c.Exec(func(c *sdk.Ctx) { renameRead(c, op) })
+}
+
+func renameRead(c *sdk.Ctx, op *renameOp) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
@@ -53,92 +80,103 @@ func renameRead(c *sdk.Ctx) {
 		return
 	}
 	if string(c.Arg(1)) == string(c.Arg(2)) {
-		if c.N[mvNX] != 0 {
+		renameReply(c, op, false) // RENAME: OK; RENAMENX: 0
+		return
+	}
+	d := c.Result(1)
+	switch d.Code {
+	case codec.OK:
+		if op.nx {
 			c.Reply().Int(0)
-		} else {
-			c.Reply().OK()
-		}
-		return
-	}
-	c.N[mvGen] = int64(r.Generation)
-	exists := codec.ExistsReplace
-	if c.N[mvNX] != 0 {
-		exists = codec.ExistsCreateOnly
-	}
-	copyBins(c.Record(c.Arg(2)).Exists(exists), r)
-	c.Exec(renameWritten)
-}
-
-func renameWritten(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.Exists:
-		c.Reply().Int(0)
-		return
-	default:
-		kit.StoreError(c, r)
-		return
-	}
-	c.Record(c.Arg(1)).Generation(uint32(c.N[mvGen])).Delete()
-	c.Exec(renameDeleted)
-}
-
-func renameDeleted(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-		if c.N[mvNX] != 0 {
-			c.Reply().Int(1)
-		} else {
-			c.Reply().OK()
-		}
-	case codec.GenerationError:
-		c.N[mvTries]++
-		if c.N[mvTries] > kit.Retries {
-			c.Error(kit.Contention)
 			return
 		}
-		// RENAMENX already created newkey: overwrite it from now on.
-		c.N[mvNX] = 0
-		renameStart(c)
+		op.dstHad, op.dstOld, op.dstTTL = true, kit.Clone(d.Value(0)), d.TTL
 	case codec.NotFound:
-		// Someone deleted key after the copy: the rename happened first.
-		if c.N[mvNX] != 0 {
-			c.Reply().Int(1)
-		} else {
-			c.Reply().OK()
-		}
+		op.dstHad = false
 	default:
-		kit.StoreError(c, r)
+		kit.StoreError(c, d)
+		return
 	}
+	op.srcGen = r.Generation
+	call := c.Record(c.Arg(2))
+	if op.dstHad {
+		call.Exists(codec.ExistsReplaceOnly).Generation(d.Generation)
+	} else {
+		call.Exists(codec.ExistsCreateOnly)
+	}
+	kit.CopyBins(call, r.TTL, r.Value(0))
+	c.Exec(func(c *sdk.Ctx) { renameWritten(c, op) })
 }
 
-// copyBins turns the all-bins read r into a write of the same record on
-// call, with the same TTL. Map bins are written with map puts that carry
-// the order their type needs (key order for hashes and sets, key-value
-// order for sorted sets): a plain put would create an unordered map.
-func copyBins(call *codec.Call, r *codec.Result) {
-	if r.TTL > 0 {
-		call.Expire(r.TTL)
-	} else if r.TTL == 0 {
-		call.Expire(1) // expiring this very second
+func renameWritten(c *sdk.Ctx, op *renameOp) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+	case codec.Exists, codec.GenerationError, codec.NotFound:
+		// newkey changed since it was read.
+		if r.Code == codec.Exists && op.nx {
+			c.Reply().Int(0) // created meanwhile: RENAMENX comes after
+			return
+		}
+		renameRetry(c, op)
+		return
+	default:
+		kit.StoreError(c, r)
+		return
+	}
+	op.dstGen = r.Generation
+	c.Record(c.Arg(1)).Generation(op.srcGen).Delete()
+	c.Exec(func(c *sdk.Ctx) { renameDeleted(c, op) })
+}
+
+func renameDeleted(c *sdk.Ctx, op *renameOp) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		renameReply(c, op, true)
+		return
+	case codec.GenerationError, codec.NotFound:
+	default:
+		kit.StoreError(c, r)
+		return
+	}
+	// key changed or went away after it was read: the command that did it
+	// came first. Put newkey back as this command found it, unless someone
+	// wrote it since, and start over.
+	call := c.Record(c.Arg(2)).Generation(op.dstGen)
+	if op.dstHad {
+		kit.CopyBins(call.Exists(codec.ExistsReplaceOnly), op.dstTTL, op.dstOld)
 	} else {
-		call.TTLNever()
+		call.Delete()
 	}
-	all := r.Value(0)
-	order := codec.MapOrderKey
-	for i := 0; i+1 < len(all.List); i += 2 {
-		if string(all.List[i].Bytes) == codec.BinType && string(all.List[i+1].Bytes) == codec.TypeZSet {
-			order = codec.MapOrderKeyValue
+	c.Exec(func(c *sdk.Ctx) {
+		switch r := c.Result(0); r.Code {
+		case codec.OK, codec.GenerationError, codec.NotFound:
+			renameRetry(c, op)
+		default:
+			kit.StoreError(c, r)
 		}
+	})
+}
+
+// renameRetry starts the command over after it lost a race, within
+// kit.RetryFor.
+func renameRetry(c *sdk.Ctx, op *renameOp) {
+	if !kit.Again(c) {
+		c.Error(kit.Contention)
+		return
 	}
-	for i := 0; i+1 < len(all.List); i += 2 {
-		name, v := string(all.List[i].Bytes), all.List[i+1]
-		if v.Kind == codec.KindMap {
-			call.MapPut(name, order, v.List)
-			continue
-		}
-		call.Put(name, v)
+	*op = renameOp{nx: op.nx}
+	renameStart(c, op)
+}
+
+func renameReply(c *sdk.Ctx, op *renameOp, renamed bool) {
+	switch {
+	case !op.nx:
+		c.Reply().OK()
+	case renamed:
+		c.Reply().Int(1)
+	default:
+		c.Reply().Int(0)
 	}
 }

@@ -40,7 +40,7 @@ func init() {
 // (removes the destination's end item under the destination's generation,
 // if it is still an equal item) and starts again from 1. If it cannot
 // take the push back because the destination changed too, it answers an
-// error and the item stays in both lists. After kit.Retries attempts it
+// error and the item stays in both lists. After kit.RetryFor it
 // answers kit.Contention likewise.
 //
 // On one key (rotation) the move reads the end item and its generation,
@@ -212,11 +212,11 @@ func movePopped(c *sdk.Ctx) {
 	}
 }
 
-// moveRetry counts an attempt; when none is left it answers that the item
-// may be in both lists.
+// moveRetry counts an attempt; when kit.RetryFor has passed it answers
+// that the item may be in both lists.
 func moveRetry(c *sdk.Ctx) bool {
 	c.N[mTries]++
-	if c.N[mTries] >= kit.Retries {
+	if !kit.Again(c) {
 		c.Error(errMoveContention)
 		return false
 	}
@@ -224,7 +224,7 @@ func moveRetry(c *sdk.Ctx) bool {
 }
 
 // errMoveContention answers a move that lost the race for its keys
-// kit.Retries times after pushing: the element is in the destination and
+// for kit.RetryFor after pushing: the element is in the destination and
 // may still be in the source.
 const errMoveContention = "ERR respike: the source list kept changing during LMOVE; the element was pushed to the destination and may also still be in the source"
 

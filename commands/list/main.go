@@ -13,7 +13,7 @@
 // record in the same operate, and writes leave the TTL as it is. LINSERT,
 // LREM with a count, LTRIM with indexes of both signs and LMOVE on one key
 // read, then write under the generation they read, and start again when
-// another client wrote in between (kit.Retries times). LMOVE and RPOPLPUSH
+// another client wrote in between (within kit.RetryFor). LMOVE and RPOPLPUSH
 // between two keys push to the destination first and pop the source second
 // (see lmove.go): an element may briefly be in both lists, never in
 // neither.
@@ -138,10 +138,12 @@ func replyItems(c *sdk.Ctx, items []codec.Value, reverse bool) {
 func failed(c *sdk.Ctx, r *codec.Result) { kit.GuardFailed(c, r) }
 
 // retry counts an attempt in c.N[slot] and reports whether another is
-// allowed; when not, it has replied.
+// allowed (kit.Again: within kit.RetryFor, with no count limit, so a
+// popular list never fails because it is popular); when not, it has
+// replied.
 func retry(c *sdk.Ctx, slot int) bool {
 	c.N[slot]++
-	if c.N[slot] >= kit.Retries {
+	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return false
 	}

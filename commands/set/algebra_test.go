@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
@@ -121,5 +122,37 @@ func TestSInterCard(t *testing.T) {
 			sintercard 2 a nokey => (integer) 0
 			sintercard 2 a a => (integer) 5
 		`)
+	})
+}
+
+// A source changed between a *STORE's destination write and its check of
+// the other sources: the destination is put back and the command starts
+// over, so it stores the result of the sources as they are now.
+func TestSetStoreRestartsWhenASourceChanged(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		cmdtest.Script(t, h, `
+SADD s1 a b c => (integer) 3
+SADD s2 b => (integer) 1
+SADD d old => (integer) 1
+`)
+		checks := 0
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			for _, c := range req.Calls {
+				if string(c.Key) == "s2" && len(c.Ops) == 1 && c.Ops[0].Code == codec.OpGetHeader {
+					checks++
+					if checks == 1 {
+						putMember(t, base, "s2", "c") // after the write, before the check
+					}
+				}
+			}
+		}}
+		cmdtest.Script(t, h, `
+SDIFFSTORE d s1 s2 => (integer) 1
+SMEMBERS d => ["a"]
+`)
+		if checks != 2 {
+			t.Errorf("%d checks of the other source, want 2 (a restart)", checks)
+		}
 	})
 }

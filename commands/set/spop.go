@@ -29,8 +29,7 @@ func init() {
 //
 // SPOP shares its first read, then removes what it drew under the
 // generation the size came from; when another client wrote in between, the
-// removal fails as a whole and SPOP starts again (at most kit.MaxAttempts
-// times). Samples larger than kit.MaxIndexOps come from a read of the whole
+// removal fails as a whole and SPOP starts again (within kit.RetryFor). Samples larger than kit.MaxIndexOps come from a read of the whole
 // set instead of one op per index.
 //
 // Ctx.N: as kit.Sample, and [5] 1 when SPOP takes the whole set.

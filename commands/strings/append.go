@@ -87,8 +87,7 @@ func appendWritten(c *sdk.Ctx) {
 }
 
 func appendRetry(c *sdk.Ctx) {
-	c.N[0]++
-	if c.N[0] > kit.Retries {
+	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return
 	}

@@ -36,7 +36,6 @@ func init() {
 // State of the INCR family in Ctx.N.
 const (
 	incrDelta = 0 // the increment
-	incrTries = 1 // read-modify-write attempts so far
 	incrNew   = 2 // the value written by the read-modify-write path
 )
 
@@ -152,8 +151,7 @@ func incrWritten(c *sdk.Ctx) {
 }
 
 func incrRetry(c *sdk.Ctx) {
-	c.N[incrTries]++
-	if c.N[incrTries] > kit.Retries {
+	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return
 	}

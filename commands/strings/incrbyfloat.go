@@ -24,7 +24,8 @@ func init() {
 // not 10.59999999999999964). The value is stored as bytes (or as an integer
 // when the result is one), by read-modify-write guarded by the generation.
 
-// incrFloatRead reads the value; tries are counted in Ctx.N[0].
+// incrFloatRead reads the value; a write that lost the race reads again,
+// without a count limit, within kit.RetryFor.
 func incrFloatRead(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
 	c.Exec(incrFloatCompute)
@@ -87,8 +88,7 @@ func incrFloatWritten(c *sdk.Ctx) {
 	case codec.OK:
 		c.Reply().Bulk(c.B)
 	case codec.GenerationError, codec.NotFound, codec.Exists:
-		c.N[0]++
-		if c.N[0] > kit.Retries {
+		if !kit.Again(c) {
 			c.Error(kit.Contention)
 			return
 		}

@@ -100,8 +100,7 @@ func setRangeWritten(c *sdk.Ctx) {
 	case codec.OK:
 		c.Reply().Int(int64(len(c.B)))
 	case codec.GenerationError, codec.NotFound, codec.Exists:
-		c.N[1]++
-		if c.N[1] > kit.Retries {
+		if !kit.Again(c) {
 			c.Error(kit.Contention)
 			return
 		}

@@ -308,11 +308,17 @@ MSETNX n4 => (error) ERR wrong number of arguments for 'msetnx' command
 func TestMSetNXUndo(t *testing.T) {
 	// A key created by someone else between the check and the create must
 	// leave nothing of this command behind: simulate it by intercepting the
-	// store request of step 2.
+	// create of y. Keys are created in sorted order whatever the argument
+	// order, so x exists then and is undone, z is never created.
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		inner := h.Store
+		var created []string
 		h.Store = &cmdtest.InterceptStore{Store: inner, Before: func(req *codec.Request) {
-			if len(req.Calls) == 3 && req.Calls[0].Policy.Exists == codec.ExistsCreateOnly {
+			if len(req.Calls) != 1 || req.Calls[0].Policy.Exists != codec.ExistsCreateOnly {
+				return
+			}
+			created = append(created, string(req.Calls[0].Key))
+			if string(req.Calls[0].Key) == "y" {
 				var c codec.Call
 				c.Key = []byte("y")
 				c.Exists(codec.ExistsReplace).Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, codec.Bytes([]byte("theirs")))
@@ -321,9 +327,20 @@ func TestMSetNXUndo(t *testing.T) {
 			}
 		}}
 		cmdtest.Script(t, h, `
-MSETNX x 1 y 2 z 3 => (integer) 0
+MSETNX z 3 y 2 x 1 => (integer) 0
 MGET x y z => [(nil) "theirs" (nil)]
 `)
+		if strings.Join(created, " ") != "x y" {
+			t.Errorf("creates %q, want x then y", created)
+		}
+		created = nil
+		cmdtest.Script(t, h, `
+MSETNX c 1 b 2 a 3 b 4 => (integer) 1
+MGET a b c => ["3" "4" "1"]
+`)
+		if strings.Join(created, " ") != "a b c" {
+			t.Errorf("creates %q, want a b c", created)
+		}
 	})
 }
 

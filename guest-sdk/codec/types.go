@@ -431,6 +431,27 @@ type Request struct {
 	AllDBs bool // with ReqTruncate
 }
 
+// Writes reports whether op code c may change the record: every op that is
+// not ReadOnly, so the two can never disagree.
+func (c OpCode) Writes() bool { return !c.ReadOnly() }
+
+// Writes reports whether running r may change the store: a truncate, or a
+// call with a write op. The host lets a command whose client went away
+// stop before such a request, never after it (a multi-step write finishes).
+func (r *Request) Writes() bool {
+	if r.Kind == ReqTruncate {
+		return true
+	}
+	for i := range r.Calls {
+		for j := range r.Calls[i].Ops {
+			if r.Calls[i].Ops[j].Code.Writes() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Result is the outcome of one Call.
 type Result struct {
 	Code Code

@@ -6,6 +6,7 @@
 package module
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -44,8 +45,9 @@ type Command struct {
 	// Module is the name of the module serving it.
 	Module string
 
-	impl  any    // the module version serving it (set by runtime.go)
-	index uint32 // its position in the module's manifest
+	impl   any    // the module version serving it (set by runtime.go)
+	index  uint32 // its position in the module's manifest
+	writes bool   // flagged "write": it may change the store
 }
 
 // Item is one command of a pipeline run by ExecBatch.
@@ -137,3 +139,32 @@ type Stats struct {
 // panics because of a module. The caller has checked arity. A command that
 // blocks answers the reply it gives when its timeout passes, as a blocking
 // command does inside MULTI; ExecBlock reports the block instead.
+//
+// A command stops early (answering "-ERR command cancelled: the client went
+// away") only before its first store request that writes: when ctx is done,
+// or when the check attached with WithGone reports its client gone. From
+// its first write on it runs to its end, so a multi-step write (RENAME,
+// SMOVE, MSETNX) is finished or never started, whatever its client does.
+
+// goneKey keys the client check in a context (WithGone).
+type goneKey struct{}
+
+// WithGone returns ctx carrying gone, which reports whether the client of
+// the commands run under it has gone away. With dead set it asks whether
+// the connection can no longer carry a reply (reset, or closed by the
+// server); without, a client that closed its sending side (end of file)
+// counts as gone too. Exec and ExecBatch call it before each store request
+// of a command that has not written yet, with dead set for commands that
+// may write: a client that sends a write and then closes its side (`nc -N`)
+// still has it applied, as Redis applies every command it has read, while
+// its pending reads are dropped. The server attaches one per connection.
+func WithGone(ctx context.Context, gone func(dead bool) bool) context.Context {
+	return context.WithValue(ctx, goneKey{}, gone)
+}
+
+// Gone reports what the client check attached to ctx (WithGone) says, for
+// dead as there; false without one.
+func Gone(ctx context.Context, dead bool) bool {
+	g, _ := ctx.Value(goneKey{}).(func(bool) bool)
+	return g != nil && g(dead)
+}

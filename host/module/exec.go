@@ -124,7 +124,7 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		return append(out, errorReply(v.name, err.Error())...)
 	}
 	packed, err := r.step(in, c, false, 0)
-	return r.complete(ctx, v, s, in, c, packed, err, out, blk)
+	return r.complete(ctx, cmd, v, s, in, c, packed, err, out, blk)
 }
 
 // complete takes a command from the answer of its first guest call
@@ -132,9 +132,10 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 // waits on, with no instance held, resumes it, appends its reply to out
 // and unlocks s. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
-func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
+func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
 	held := false     // whether this command holds a reference on v
 	detached := false // whether c left the slot with the command
+	wrote := false    // whether a request that writes was sent: finish, whatever the client does
 	defer func() {
 		if detached {
 			r.putCall(c)
@@ -202,8 +203,16 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 		if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 			return gone(errorReply(v.name, "malformed store request"))
 		}
-		if ctx.Err() != nil {
-			return gone(errGone)
+		if !wrote {
+			// Nothing written yet: a command whose client went away
+			// stops here, before its first write (see WithGone).
+			if ctx.Err() != nil || Gone(ctx, cmd.writes) {
+				return gone(errGone)
+			}
+			if c.rq.Writes() {
+				wrote = true
+				ctx = context.WithoutCancel(ctx)
+			}
 		}
 		r.st.Exec(ctx, c.db, &c.rq, &c.resp)
 		if ctx.Err() != nil {
@@ -395,7 +404,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 	}
 	// items[k] waits on the store, or blocks: it completes on its own, then
 	// the rest of the batch goes in a new call.
-	out = r.complete(ctx, v, s, in, c, packed, nil, out, blk)
+	out = r.complete(ctx, items[k].Cmd, v, s, in, c, packed, nil, out, blk)
 	items[k].End = len(out)
 	return k + 1, true, out
 }

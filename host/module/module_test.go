@@ -622,3 +622,59 @@ func TestInlineStoreNeverWaits(t *testing.T) {
 		})
 	}
 }
+
+// A command whose client goes away stops before its first write, never
+// after it: getset (a read, then a write) is dropped when the client is
+// gone before the write is sent, and finishes when the client goes while
+// the write is in flight.
+func TestClientGoneCancelsOnlyBeforeWrites(t *testing.T) {
+	st := newFakeStore(false)
+	r := newRuntime(t, Config{Instances: 1}, st, "kv.wasm")
+	var gone atomic.Bool
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var askedDead atomic.Bool // what the last check asked: getset writes, so whether the connection is dead
+	ctx := WithGone(base, func(dead bool) bool { askedDead.Store(dead); return gone.Load() })
+
+	// Gone before the command starts: nothing reaches the store.
+	gone.Store(true)
+	before := st.execs.Load()
+	if got := doCtx(t, ctx, r, "getset", "k", "v"); got != string(errGone) {
+		t.Errorf("getset of a gone client = %q, want %q", got, errGone)
+	}
+	if n := st.execs.Load() - before; n != 0 {
+		t.Errorf("%d store requests sent for a gone client", n)
+	}
+	if !askedDead.Load() {
+		t.Error("a write command was checked as a read (a half-closed client would lose its write)")
+	}
+
+	// Gone after the read: the write is not sent.
+	gone.Store(false)
+	st.setHook(func(_ context.Context, req *codec.Request) {
+		if !req.Writes() {
+			gone.Store(true)
+		}
+	})
+	if got := doCtx(t, ctx, r, "getset", "k", "v"); got != string(errGone) {
+		t.Errorf("getset whose client went after the read = %q, want %q", got, errGone)
+	}
+	if _, ok := st.data["k"]; ok {
+		t.Error("the write was sent after the client went away")
+	}
+
+	// Gone (and the context cancelled) while the write runs: it finishes.
+	gone.Store(false)
+	st.setHook(func(_ context.Context, req *codec.Request) {
+		if req.Writes() {
+			gone.Store(true)
+			cancel()
+		}
+	})
+	if got := doCtx(t, ctx, r, "getset", "k", "v2"); got != "$-1\r\n" {
+		t.Errorf("getset whose client went during the write = %q, want the old value (nil)", got)
+	}
+	if string(st.data["k"]) != "v2" {
+		t.Errorf("k = %q after the write, want v2", st.data["k"])
+	}
+}

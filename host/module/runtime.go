@@ -298,7 +298,7 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 	}
 	v.cmds = make([]*Command, len(man.Commands))
 	for i, ci := range man.Commands {
-		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i)}
+		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i), writes: slices.Contains(ci.Flags, "write")}
 	}
 	v.deadlineErr = errorReply(name, fmt.Sprintf("command exceeded the %s deadline", r.deadline))
 	ok = true

@@ -90,7 +90,8 @@ func (c *client) blockState() *blockState {
 // before it blocks. It returns where its reply starts in c.w.Buf.
 func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 	if len(c.w.Buf) > 0 {
-		c.shift += len(c.w.Buf)
+		// What is written out is settled (see settle).
+		c.replyMark = max(0, c.replyMark-len(c.w.Buf))
 		if !c.flush() {
 			c.dead = true
 			return len(c.w.Buf)
@@ -133,7 +134,7 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 			}
 			c.lastCmd.Store(&cmd.Info.Name)
 			st.Now = time.Now().UnixNano()
-			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, cmd, st, c.w.Buf, blk)
+			c.w.Buf = c.s.rt.ExecBlock(c.ctx, cmd, st, c.w.Buf, blk)
 			if !blk.Blocked {
 				c.s.reg.Done(&b.waiter)
 				return mark

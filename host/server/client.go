@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net"
 	"strings"
@@ -25,6 +26,7 @@ const keepReplyBuf = 1 << 20
 // belong to the connection's goroutine.
 type client struct {
 	s       *Server
+	ctx     context.Context // the server's, with this client's peerGone (module.WithGone)
 	id      uint64
 	conn    net.Conn
 	rd      reader
@@ -44,6 +46,8 @@ type client struct {
 	queue         []queued
 	replyOff      bool // CLIENT REPLY OFF
 	skipNext      bool // CLIENT REPLY SKIP: drop the next command's reply
+	skipping      bool // the running command's reply is dropped (CLIENT REPLY SKIP before it)
+	replyMark     int  // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
 	closeAfter    bool // QUIT: close once the reply is written
 	noEvict       bool
 	noTouch       bool
@@ -57,12 +61,10 @@ type client struct {
 
 	// Blocking commands (blocking.go): the state of a client that has
 	// blocked (nil before; set under mu), whether a blocking command may
-	// block now (not while EXEC runs), the bytes of replies written out
-	// while the current command blocked (marks taken before it move back
-	// by as much), and whether the connection failed while it waited.
+	// block now (not while EXEC runs), and whether the connection failed
+	// while it waited.
 	bl      *blockState
 	noBlock bool
-	shift   int
 	dead    bool
 
 	// Shown to other connections by CLIENT LIST: written by the owner
@@ -115,6 +117,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		c.local = a.IP.IsLoopback()
 	}
 	c.rd = reader{r: nc, c: c, maxBulk: s.maxBulk}
+	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1}
 	c.lastAt.Store(c.created.UnixNano())
@@ -210,16 +213,26 @@ func (c *client) process(args [][]byte) {
 	if c.dead {
 		return
 	}
-	mark := len(c.w.Buf)
-	skip := c.skipNext
-	c.skipNext = false
-	c.shift = 0
+	c.replyMark = len(c.w.Buf)
+	c.skipping, c.skipNext = c.skipNext, false
 
 	c.dispatch(args, b, m)
 
-	if c.replyOff || skip {
-		c.w.Buf = c.w.Buf[:mark-c.shift]
+	c.settle()
+	c.skipping = false
+}
+
+// settle drops the replies written since the last settle if CLIENT REPLY
+// says so now. Redis decides at each reply it adds, from the flags of that
+// moment: CLIENT REPLY ON clears OFF and SKIP before it answers, so its +OK
+// is sent even right after SKIP; inside EXEC, the array header and each
+// queued command's reply are decided one by one (cmdExec settles after
+// each), so a queued CLIENT REPLY OFF leaves the array short, as in Redis.
+func (c *client) settle() {
+	if c.replyOff || c.skipping {
+		c.w.Buf = c.w.Buf[:c.replyMark]
 	}
+	c.replyMark = len(c.w.Buf)
 }
 
 // maxPipe is the most module commands a connection holds back to run
@@ -253,7 +266,7 @@ func (c *client) runPipe() {
 	items := c.pipe
 	for len(items) > 0 {
 		mark, began := len(c.w.Buf), c.clock
-		c.w.Buf = c.s.rt.ExecBatch(c.s.ctx, items, c.w.Buf, blk)
+		c.w.Buf = c.s.rt.ExecBatch(c.ctx, items, c.w.Buf, blk)
 		ran := len(items)
 		if blk != nil && blk.Blocked {
 			ran = blk.Index
@@ -387,10 +400,10 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		c.start.Now = c.wallOff + c.clock
 		c.start.Args = args
 		if c.noBlock {
-			c.w.Buf = c.s.rt.Exec(c.s.ctx, m, &c.start, c.w.Buf)
+			c.w.Buf = c.s.rt.Exec(c.ctx, m, &c.start, c.w.Buf)
 		} else {
 			blk := getBlock()
-			c.w.Buf = c.s.rt.ExecBlock(c.s.ctx, m, &c.start, c.w.Buf, blk)
+			c.w.Buf = c.s.rt.ExecBlock(c.ctx, m, &c.start, c.w.Buf, blk)
 			if blk.Blocked {
 				mark = c.waitBlocked(&c.start, blk)
 				began = c.clock // the last run's start: waits are not counted

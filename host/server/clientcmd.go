@@ -84,11 +84,11 @@ func cmdClientNoTouch(c *client, args [][]byte) {
 }
 
 // cmdClientReply implements CLIENT REPLY ON|OFF|SKIP. OFF and SKIP are not
-// answered.
+// answered; ON is, even right after SKIP or OFF.
 func cmdClientReply(c *client, args [][]byte) {
 	switch strings.ToLower(string(args[2])) {
 	case "on":
-		c.replyOff = false
+		c.replyOff, c.skipping = false, false
 		c.w.OK()
 	case "off":
 		c.replyOff = true

@@ -1,10 +1,15 @@
 package server
 
 import (
+	"context"
+	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/resp"
 	"github.com/respike/respike/host/module"
 )
 
@@ -59,5 +64,69 @@ func TestModuleListAndInfoShowSwaps(t *testing.T) {
 		if !strings.Contains(info, line) {
 			t.Errorf("INFO modules %q lacks %q", info, line)
 		}
+	}
+}
+
+// A module command sees its client go away through the context the server
+// runs it under (module.Gone), so the runtime can cancel what it has not
+// sent to the store yet.
+func TestModuleCommandSeesClientGone(t *testing.T) {
+	rt := newFakeRuntime()
+	started := make(chan bool)
+	saw := make(chan bool, 1)
+	rt.add("test", codec.CommandInfo{Name: "fwait", Arity: 1, Flags: []string{"readonly"}},
+		func(ctx context.Context, _ *codec.Start, w *resp.Writer) {
+			started <- module.Gone(ctx, false)
+			// The FIN reaches the socket shortly after the client closes;
+			// no event says when, so poll with a bound.
+			deadline := time.Now().Add(5 * time.Second)
+			for !module.Gone(ctx, false) && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+			saw <- module.Gone(ctx, false)
+			w.OK()
+		})
+	_, addr := startServer(t, testConfig(), rt, nil)
+	c := dial(t, addr)
+	c.send(encode("fwait"))
+	if <-started {
+		t.Fatal("a connected client reads as gone")
+	}
+	c.nc.Close()
+	if !<-saw {
+		t.Fatal("the command never saw its client go away")
+	}
+}
+
+// A client that only closed its sending side is gone for reads, not for
+// writes (a write it sent is applied, as Redis applies what it has read),
+// and still gets its reply.
+func TestPeerGoneLevels(t *testing.T) {
+	rt := newFakeRuntime()
+	type levels struct{ eof, dead bool }
+	seen := make(chan levels)
+	next := make(chan struct{})
+	rt.add("test", codec.CommandInfo{Name: "fprobe", Arity: 1, Flags: []string{"write"}},
+		func(ctx context.Context, _ *codec.Start, w *resp.Writer) {
+			deadline := time.Now().Add(5 * time.Second)
+			for !module.Gone(ctx, false) && time.Now().Before(deadline) {
+				runtime.Gosched() // the FIN arrives shortly after; no event says when
+			}
+			seen <- levels{module.Gone(ctx, false), module.Gone(ctx, true)}
+			<-next
+			w.OK()
+		})
+	_, addr := startServer(t, testConfig(), rt, nil)
+	c := dial(t, addr)
+	c.send(encode("fprobe"))
+	if err := c.nc.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; !got.eof || got.dead {
+		t.Errorf("half-closed client: gone for reads %v, for writes %v; want true, false", got.eof, got.dead)
+	}
+	next <- struct{}{}
+	if got := c.reply(); got != "+OK\r\n" {
+		t.Errorf("reply to a half-closed client = %q", got)
 	}
 }

@@ -33,24 +33,25 @@ func cmdExec(c *client, _ [][]byte) {
 	c.inMulti = false
 	c.setInfo(func(i *clientInfo) { i.multi = -1 })
 	c.w.Array(len(q))
+	c.settle()
 	// Blocking commands answer at once, as their non-blocking forms, as
 	// Redis runs them in a transaction.
 	c.noBlock = true
 	defer func() { c.noBlock = false }()
 	for i := range q {
 		if q[i].b == nil {
-			// Module commands run together, as a pipeline's do.
+			// Module commands run together, as a pipeline's do. Only
+			// builtins change CLIENT REPLY, so their replies settle
+			// together too.
 			c.hold(q[i].m, q[i].args)
 			continue
 		}
 		c.runPipe()
-		mark := len(c.w.Buf)
+		c.settle()
+		// A command that answers nothing (a queued CLIENT REPLY OFF or
+		// SKIP) leaves the array short, as Redis does.
 		c.call(q[i].b, q[i].m, q[i].args)
-		if len(c.w.Buf) == mark {
-			// A command that answers nothing (CLIENT REPLY OFF) must
-			// still fill its slot, or the array would be short.
-			c.w.OK()
-		}
+		c.settle()
 	}
 	c.runPipe()
 	clear(q)

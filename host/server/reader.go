@@ -9,14 +9,15 @@ import (
 
 // Limits of the request stream, as Redis's.
 const (
-	maxInline       = 64 << 10 // longest inline command line
-	maxMultibulk    = 1 << 20  // most arguments in one command
-	maxHeader       = 32       // longest *n or $n line; a valid one needs 22
-	unauthMultibulk = 10       // most arguments before AUTH when a password is set
-	unauthBulk      = 16 << 10 // longest argument before AUTH when a password is set
-	readBufSize     = 4 << 10  // a connection's read buffer at first; it grows for larger commands and pipelines
-	keepReadBuf     = 64 << 10 // the largest read buffer kept once empty
-	maxQueryBuf     = 1 << 30  // Redis's client-query-buffer-limit: one command may not need more
+	maxInline       = 64 << 10  // longest inline command line
+	maxMultibulk    = 1<<31 - 1 // most arguments in one command: Redis 7.0's INT_MAX; memory is bounded by argCost
+	argCost         = 40        // bytes of bookkeeping per argument (two offsets, one slice header)
+	maxHeader       = 32        // longest *n or $n line; a valid one needs 22
+	unauthMultibulk = 10        // most arguments before AUTH when a password is set
+	unauthBulk      = 16 << 10  // longest argument before AUTH when a password is set
+	readBufSize     = 4 << 10   // a connection's read buffer at first; it grows for larger commands and pipelines
+	keepReadBuf     = 64 << 10  // the largest read buffer kept once empty
+	maxQueryBuf     = 1 << 30   // Redis's client-query-buffer-limit: one command may not need more
 )
 
 // errQueryBuf closes a connection whose one command outgrew maxQueryBuf;
@@ -255,9 +256,14 @@ func (rd *reader) multibulk(b []byte) (int, error) {
 			return 0, nil
 		}
 		end := body + int(size)
-		if b[end] != '\r' || b[end+1] != '\n' {
+		// The two bytes after the payload are skipped unchecked, as Redis
+		// 7.0 skips them (processMultibulkBuffer): "$2\r\nhi\n\n" is "hi".
+		// A command's arguments cost memory beyond its bytes (argCost
+		// each): with the buffer they count toward the query buffer
+		// limit, the bound that replaces a cap on their number.
+		if int64(len(st.pos)/2+1)*argCost+int64(len(b)) > maxQueryBuf {
 			st.count = 0
-			return 0, &protoError{"invalid bulk length"}
+			return 0, errQueryBuf
 		}
 		st.pos = append(st.pos, body, end)
 		st.p = end + 2

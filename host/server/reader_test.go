@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,7 +72,6 @@ func TestReaderErrorsKeepEarlierCommands(t *testing.T) {
 		{"bad element", encode("ping") + "*1\r\n:1\r\n", "expected '$', got ':'"},
 		{"no CR after multibulk count", encode("ping") + "*1\n", "invalid multibulk length"},
 		{"signed count", encode("ping") + "*+1\r\n$4\r\nping\r\n", "invalid multibulk length"},
-		{"no CRLF after payload", encode("ping") + "*1\r\n$3\r\nfooX\r\n", "invalid bulk length"},
 		{"unbalanced quotes", encode("ping") + "ping 'a\r\n", "unbalanced quotes in request"},
 		{"too long inline", encode("ping") + strings.Repeat("x", maxInline+1), "too big inline request"},
 	} {
@@ -279,5 +279,35 @@ func TestReadMore(t *testing.T) {
 	}
 	if n != 1000 {
 		t.Fatalf("%d commands read after the block, want 1000", n)
+	}
+}
+
+// The two bytes after a bulk payload are skipped unchecked, as Redis 7.0
+// skips them (checked against redis-server 7.0.15: "$4\r\nPINGxx" is PING).
+func TestReaderSkipsBytesAfterPayload(t *testing.T) {
+	in := "*1\r\n$4\r\nPINGxx" + "*2\r\n$4\r\nECHO\r\n$2\r\nhi\n\n" + encode("ping")
+	for _, chunk := range []int{1, 3, 4096} {
+		got, err := readAll(in, chunk, 100)
+		if err != io.EOF || !reflect.DeepEqual(got, [][]string{{"PING"}, {"ECHO", "hi"}, {"ping"}}) {
+			t.Fatalf("chunk %d: %q, %v", chunk, got, err)
+		}
+	}
+}
+
+// More than 1,048,576 arguments are accepted, as in Redis 7.0 (up to
+// INT_MAX, bounded by the query buffer limit); INT_MAX+1 is refused.
+func TestReaderManyArguments(t *testing.T) {
+	const n = 1<<20 + 5
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(n) + "\r\n")
+	for range n {
+		b.WriteString("$1\r\nx\r\n")
+	}
+	got, err := readAll(b.String()+encode("ping"), 1<<16, 100)
+	if err != io.EOF || len(got) != 2 || len(got[0]) != n || got[1][0] != "ping" {
+		t.Fatalf("%d commands, first of %d arguments, %v", len(got), len(got[0]), err)
+	}
+	if _, err := readAll("*2147483648\r\n", 4096, 100); err == nil || !strings.Contains(err.Error(), "invalid multibulk length") {
+		t.Fatalf("INT_MAX+1 arguments: %v", err)
 	}
 }

@@ -318,10 +318,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	s.cancel()
+	// Close first, then cancel: a command that answers its cancellation
+	// must find its connection closed, not slip its reply out in between.
 	for _, c := range s.clientList() {
 		c.conn.Close()
 	}
+	s.cancel()
 	select {
 	case <-done:
 	case <-time.After(time.Second):

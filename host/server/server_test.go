@@ -293,7 +293,7 @@ func TestProtocolErrors(t *testing.T) {
 		{"bulk length not a number", "*1\r\n$4x\r\nPING\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"oversized bulk", "*2\r\n$3\r\nset\r\n$1048577\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
 		{"huge bulk", "*1\r\n$9223372036854775807\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
-		{"too many arguments", "*1048577\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"too many arguments", "*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"huge argument count", "*4611686018427387904\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
 		{"endless header", "*" + strings.Repeat("1", 40), "-ERR Protocol error: too big mbulk count string\r\n"},
 		{"endless bulk header", "*1\r\n$" + strings.Repeat("1", 40), "-ERR Protocol error: too big bulk count string\r\n"},
@@ -452,6 +452,14 @@ func TestClientCommands(t *testing.T) {
 	a.send(encode("client", "reply", "skip") + encode("ping", "1") + encode("ping", "2"))
 	if got := a.reply(); got != "$1\r\n2\r\n" {
 		t.Fatalf("REPLY SKIP: %q", got)
+	}
+	// ON answers even right after SKIP (Redis clears both flags first).
+	a.send(encode("client", "reply", "skip") + encode("client", "reply", "on") + encode("ping", "3"))
+	if got := a.reply(); got != "+OK\r\n" {
+		t.Fatalf("REPLY ON after SKIP: %q", got)
+	}
+	if got := a.reply(); got != "$1\r\n3\r\n" {
+		t.Fatalf("after SKIP, ON: %q", got)
 	}
 
 	// CLIENT KILL closes another connection.

@@ -110,18 +110,37 @@ type Backend struct {
 // NewBackend opens a store and loads every module in dir, caching
 // compilations in cacheDir. The store is the embedded one, or the Aerospike
 // cluster at RESPIKE_TEST_AEROSPIKE=host:port when that is set (namespace
-// "test", set "respike_e2e"), so every end-to-end and differential test can
-// run against a real server.
+// "test", set "respike_e2e" or RESPIKE_TEST_AEROSPIKE_SET), so every
+// end-to-end and differential test can run against a real server.
 func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) (*Backend, error) {
 	var st store.Store = memory.New(memory.Options{Databases: 16})
 	if addr := os.Getenv("RESPIKE_TEST_AEROSPIKE"); addr != "" {
-		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{addr}, Namespace: "test", Set: "respike_e2e"}, logger)
+		set := "respike_e2e"
+		if s := os.Getenv("RESPIKE_TEST_AEROSPIKE_SET"); s != "" {
+			set = s // a set of its own: another run's FLUSHALL truncates only its set
+		}
+		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{addr}, Namespace: "test", Set: set}, logger)
 		if err != nil {
 			return nil, fmt.Errorf("aerospike at %s: %w", addr, err)
 		}
 		st = as
 	}
-	b, err := newBackendOn(ctx, st, dir, cacheDir, logger, block.DefaultPollInterval)
+	b, err := newBackendOn(ctx, st, dir, cacheDir, logger, block.DefaultPollInterval, false)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// NewResumeBackend is NewBackend on a fresh embedded store whose requests
+// never run inside the guest call: every store request ends a guest call
+// and resumes the command afterwards, as on Aerospike. Commands of several
+// steps then interleave with other clients' commands between their steps
+// far more often than inline, which the race tests need.
+func NewResumeBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) (*Backend, error) {
+	st := memory.New(memory.Options{Databases: 16})
+	b, err := newBackendOn(ctx, st, dir, cacheDir, logger, block.DefaultPollInterval, true)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -138,15 +157,16 @@ func (b *Backend) NewProxy(ctx context.Context, dir, cacheDir string, logger *sl
 	if reg, ok := st.(*block.Registry); ok {
 		st = reg.Store()
 	}
-	nb, err := newBackendOn(ctx, st, dir, cacheDir, logger, poll)
+	nb, err := newBackendOn(ctx, st, dir, cacheDir, logger, poll, false)
 	if nb != nil {
 		nb.shared = true
 	}
 	return nb, err
 }
 
-// newBackendOn loads every module in dir on a runtime over st.
-func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, logger *slog.Logger, poll time.Duration) (*Backend, error) {
+// newBackendOn loads every module in dir on a runtime over st; with
+// noInline its store requests never run inside the guest call.
+func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, logger *slog.Logger, poll time.Duration, noInline bool) (*Backend, error) {
 	reg := block.New(st, block.Options{PollInterval: poll, Logger: logger})
 	rt, err := module.New(ctx, module.Config{
 		Dir:            dir,
@@ -154,6 +174,7 @@ func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, log
 		Deadline:       5 * time.Second,
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
+		NoInline:       noInline,
 		Logger:         logger,
 	}, reg)
 	if err != nil {

@@ -16,13 +16,14 @@ const (
 	NotInt    = "ERR value is not an integer or out of range"
 	Syntax    = "ERR syntax error"
 	NotFloat  = "ERR value is not a valid float"
-	// Contention answers a read-modify-write that lost the race for a key
-	// Retries times in a row.
+	// Contention answers a read-modify-write that kept losing the race for
+	// a key for RetryFor.
 	Contention = "ERR respike: the key kept changing during a read-modify-write; try again"
 )
 
-// Retries bounds the read-modify-write loops that retry on a generation
-// mismatch (another client wrote the key between the read and the write).
+// Retries was the count limit of read-modify-write loops. The built-in
+// modules now retry within RetryFor instead (see Again): a count limit made
+// popular keys fail. Kept for modules written against it.
 const Retries = 10
 
 // MaxBuild caps the size of a value a module builds in its own memory

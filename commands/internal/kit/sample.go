@@ -51,13 +51,6 @@ const (
 	MaxDraws = 1 << 20
 	// ErrTooManyDraws refuses a negative count beyond MaxDraws.
 	ErrTooManyDraws = "ERR respike: a negative count may ask for at most 1048576 items"
-	// MaxAttempts bounds read-modify-write attempts and redraws when the
-	// record changed in between. It is well above Retries: with 8 clients
-	// hitting one key, 10 attempts left about one read-modify-write in ten
-	// failing with Contention (HINCRBYFLOAT, measured through the daemon on
-	// the memory store); an attempt is repeated only when another client
-	// actually wrote in between.
-	MaxAttempts = 100
 )
 
 // NewSample makes the sampling command of maps tagged guard. word is the
@@ -157,11 +150,11 @@ func (s *Sample) Empty(c *sdk.Ctx) {
 	}
 }
 
-// Retry counts an attempt and reports whether another is allowed; when
-// not, it has replied.
+// Retry reports whether a step that lost a race for a key may run again
+// (Again: within RetryFor of the command's start, with no count limit);
+// when not, it has replied Contention.
 func Retry(c *sdk.Ctx) bool {
-	c.N[2]++
-	if c.N[2] >= MaxAttempts {
+	if !Again(c) {
 		c.Error(Contention)
 		return false
 	}

@@ -56,7 +56,7 @@ func TestTranslateListOps(t *testing.T) {
 		if p.slots[0].dec != c.dec || p.slots[0].op != 0 || !p.slots[0].entry {
 			t.Errorf("%s: slot %+v", c.name, p.slots[0])
 		}
-		if wantWrite := isWriteOp(c.op.Code); p.write != wantWrite {
+		if wantWrite := c.op.Code.Writes(); p.write != wantWrite {
 			t.Errorf("%s: write = %v", c.name, p.write)
 		}
 	}

@@ -223,17 +223,6 @@ func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {
 	return 0, false
 }
 
-func isWriteOp(c codec.OpCode) bool {
-	switch c {
-	case codec.OpPut, codec.OpAdd, codec.OpAppend, codec.OpPrepend, codec.OpDelete, codec.OpTouch,
-		codec.OpMapPut, codec.OpMapIncrement, codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapClear,
-		codec.OpMapRemoveByRank, codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange,
-		codec.OpListAppend, codec.OpListInsert, codec.OpListRemoveByIndex, codec.OpListSet, codec.OpListRemoveByValue:
-		return true
-	}
-	return false
-}
-
 // selectsItems reports whether an op selects map items, so that
 // codec.ReturnInverted applies to it.
 func selectsItems(c codec.OpCode) bool {
@@ -267,7 +256,7 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 	pol := &call.Policy
 
 	for _, op := range call.Ops {
-		if isWriteOp(op.Code) {
+		if op.Code.Writes() {
 			p.write = true
 		}
 	}
@@ -321,7 +310,7 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 	for i := range call.Ops {
 		op := &call.Ops[i]
 		t.translateOp(call, i, op, p)
-		if !isWriteOp(op.Code) && op.Code != codec.OpGetHeader {
+		if !op.Code.Writes() && op.Code != codec.OpGetHeader {
 			hasReads = true
 		}
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/sdktest"
+	"github.com/respike/respike/host/store"
+)
+
+// isSourceDelete reports whether req is RENAME's guarded delete of key:
+// the step between which and the destination write other clients race.
+func isSourceDelete(req *codec.Request, key string) bool {
+	for _, c := range req.Calls {
+		if string(c.Key) != key || c.Policy.Generation == 0 {
+			continue
+		}
+		for _, o := range c.Ops {
+			if o.Code == codec.OpDelete {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deleteKey deletes key as another client's DEL would.
+func deleteKey(t *testing.T, st store.Store, key string) {
+	t.Helper()
+	var del codec.Call
+	del.Key = []byte(key)
+	del.Delete()
+	cmdtest.Exec(t, st, del)
+}
+
+// interfereBeforeDelete plays another client acting once between RENAME's
+// destination write and its source delete.
+func interfereBeforeDelete(h *sdktest.Host, src string, act func()) *bool {
+	base := h.Store
+	done := new(bool)
+	h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+		if !*done && isSourceDelete(req, src) {
+			*done = true
+			act()
+		}
+	}}
+	return done
+}
+
+// A DEL of the source between the destination write and the source delete
+// came first: RENAME answers "no such key" and the destination keeps what
+// it held (Redis: DEL a; RENAME a c). Before the fix, c was overwritten and
+// RENAME answered the error.
+func TestRenameLosesToDel(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "moving")
+		putStr(t, h, "c", "precious")
+		done := interfereBeforeDelete(h, "a", func() { deleteKey(t, base, "a") })
+		cmdtest.Script(t, h, `RENAME a c => (error) ERR no such key`)
+		if !*done {
+			t.Fatal("the source delete was not intercepted")
+		}
+		if got := get(t, h, "c"); got != "precious" {
+			t.Errorf("c = %q, want precious", got)
+		}
+		// A destination that did not exist is removed again.
+		h.Store = base
+		putStr(t, h, "a", "moving")
+		done = interfereBeforeDelete(h, "a", func() { deleteKey(t, base, "a") })
+		cmdtest.Script(t, h, `RENAMENX a fresh => (error) ERR no such key`)
+		if got := get(t, h, "fresh"); got != "(nil)" || !*done {
+			t.Errorf("fresh = %q (intercepted %v), want (nil)", got, *done)
+		}
+	})
+}
+
+// A write of the source in between: RENAME starts over and moves the new
+// value (Redis: SET a new; RENAME a b).
+func TestRenameAfterSourceWrite(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "old")
+		putStr(t, h, "b", "was-b")
+		interfereBeforeDelete(h, "a", func() {
+			cmdtest.PutString(t, base, "a", codec.Bytes([]byte("new")))
+		})
+		cmdtest.Script(t, h, `
+RENAME a b => OK
+EXISTS a => (integer) 0
+`)
+		if got := get(t, h, "b"); got != "new" {
+			t.Errorf("b = %q, want new", got)
+		}
+	})
+}
+
+// A write of the destination after RENAME's own write stays when the
+// rename has to undo its write: it is later than the rename's.
+func TestRenameUndoKeepsLaterWrite(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "moving")
+		putStr(t, h, "c", "precious")
+		interfereBeforeDelete(h, "a", func() {
+			cmdtest.PutString(t, base, "c", codec.Bytes([]byte("later")))
+			deleteKey(t, base, "a")
+		})
+		cmdtest.Script(t, h, `RENAME a c => (error) ERR no such key`)
+		if got := get(t, h, "c"); got != "later" {
+			t.Errorf("c = %q, want later", got)
+		}
+	})
+}
+
+// A destination created between RENAMENX's read and its write: RENAMENX
+// answers 0 and the source stays.
+func TestRenameNXDestinationCreated(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "v")
+		once := false
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if !once && len(req.Calls) == 1 && string(req.Calls[0].Key) == "b" && req.Calls[0].Policy.Exists == codec.ExistsCreateOnly {
+				once = true
+				cmdtest.PutString(t, base, "b", codec.Bytes([]byte("theirs")))
+			}
+		}}
+		cmdtest.Script(t, h, `RENAMENX a b => (integer) 0`)
+		if a, b := get(t, h, "a"), get(t, h, "b"); a != "v" || b != "theirs" {
+			t.Errorf("a = %q, b = %q; want v, theirs", a, b)
+		}
+		if !once {
+			t.Fatal("the create was not intercepted")
+		}
+	})
+}

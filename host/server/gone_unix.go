@@ -1,0 +1,40 @@
+//go:build unix
+
+package server
+
+import (
+	"errors"
+	"syscall"
+)
+
+// peerGone reports whether the client has gone away (see module.WithGone):
+// with dead, whether the connection can no longer carry a reply (closed by
+// the server, as CLIENT KILL and shutdown do, or reset by the peer);
+// without, also whether the peer sent its FIN with nothing left unread (it
+// closed, or half-closed its sending side). It peeks at the socket without
+// blocking or consuming anything: one system call, made only before a store
+// request of a command that has not written yet.
+func (c *client) peerGone(dead bool) bool {
+	sc, ok := c.conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	eof, failed := false, false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case rerr == nil:
+			eof = n == 0
+		case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EINTR):
+		default:
+			failed = true // reset, or another failure: no reply can get through
+		}
+		return true
+	})
+	return err != nil || failed || eof && !dead
+}

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"time"
-
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 )
 
@@ -53,12 +52,12 @@ func init() {
 // Ctx.N as in pop.go and lmove.go, plus:
 const (
 	bFirst   = 6 // the argument index of the first key of a blocking pop
-	bTimeout = 7 // the timeout in nanoseconds plus one (0: not a blocking command)
+	bTimeout = kit.BlockSlot // the timeout (kit.ParseBlockTimeout)
 )
 
 func runBPop(c *sdk.Ctx, right bool) {
 	last := c.NArg() - 1
-	if !parseBlockTimeout(c, last) {
+	if !kit.ParseBlockTimeout(c, last) {
 		return
 	}
 	c.N[pKey], c.N[pLast], c.N[pCount], c.N[bFirst] = 1, int64(last-1), 1, 1
@@ -70,7 +69,7 @@ func runBPop(c *sdk.Ctx, right bool) {
 }
 
 func runBLMPop(c *sdk.Ctx) {
-	if !parseMPop(c, 2) || !parseBlockTimeout(c, 1) {
+	if !parseMPop(c, 2) || !kit.ParseBlockTimeout(c, 1) {
 		return
 	}
 	c.N[bFirst] = c.N[pKey]
@@ -78,38 +77,24 @@ func runBLMPop(c *sdk.Ctx) {
 }
 
 func runBLMove(c *sdk.Ctx) {
-	if parseSides(c) && parseBlockTimeout(c, 5) {
+	if parseSides(c) && kit.ParseBlockTimeout(c, 5) {
 		moveStart(c)
 	}
 }
 
 func runBRPopLPush(c *sdk.Ctx) {
-	if !parseBlockTimeout(c, 3) {
+	if !kit.ParseBlockTimeout(c, 3) {
 		return
 	}
 	c.N[mFrom], c.N[mTo], c.N[mSrc] = 1, 0, 1
 	moveStart(c)
 }
 
-// parseBlockTimeout reads the timeout at argument i into Ctx.N[bTimeout],
-// or answers Redis's error.
-func parseBlockTimeout(c *sdk.Ctx, i int) bool {
-	timeout, msg, ok := c.ParseTimeout(c.Arg(i))
-	if !ok {
-		c.Error(msg)
-		return false
-	}
-	c.N[bTimeout] = int64(timeout) + 1
-	return true
-}
-
-func blockTimeout(c *sdk.Ctx) time.Duration { return time.Duration(c.N[bTimeout] - 1) }
-
 // popBlock parks a blocking pop that found nothing: the null array a
 // timeout answers, then a block on every key the command names.
 func popBlock(c *sdk.Ctx) {
 	c.Reply().NullArray()
-	c.Block(c.Args()[c.N[bFirst]:c.N[pLast]+1], blockTimeout(c))
+	c.Block(c.Args()[c.N[bFirst]:c.N[pLast]+1], kit.BlockTimeout(c))
 }
 
 // moveBlock parks a blocking move whose source is empty: the null array a
@@ -119,5 +104,5 @@ func popBlock(c *sdk.Ctx) {
 // docs/compatibility.md.
 func moveBlock(c *sdk.Ctx) {
 	c.Reply().NullArray()
-	c.Block(c.Args()[c.N[mSrc]:c.N[mSrc]+1], blockTimeout(c))
+	c.Block(c.Args()[c.N[mSrc]:c.N[mSrc]+1], kit.BlockTimeout(c))
 }

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"time"
-
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 )
 
@@ -31,16 +30,15 @@ func init() {
 // and block on every key they name (Ctx.Block). The host runs the command
 // again from the start when one of the keys is written.
 //
-// As in Redis, the timeout is checked before anything else (BZMPOP's numkeys
-// first), and a key of another type met before a non-empty sorted set
-// answers WRONGTYPE rather than blocking.
+// As in Redis, BZPOPMIN and BZPOPMAX check the timeout before anything
+// else, BZMPOP after the rest of its arguments, and a key of another type
+// met before a non-empty sorted set answers WRONGTYPE rather than blocking.
 //
-// Ctx.N as in zpop.go, plus [7]: the timeout in nanoseconds plus one (0:
-// not a blocking command).
+// Ctx.N as in zpop.go, plus [kit.BlockSlot]: the timeout.
 
 func runBZPop(c *sdk.Ctx, where int64) {
 	last := c.NArg() - 1
-	if !parseBlockTimeout(c, last) {
+	if !kit.ParseBlockTimeout(c, last) {
 		return
 	}
 	c.N[0], c.N[1], c.N[3], c.N[4], c.N[5] = 1, int64(last-1), 1, where, popKeyedOne
@@ -48,23 +46,11 @@ func runBZPop(c *sdk.Ctx, where int64) {
 }
 
 func runBZMPop(c *sdk.Ctx) {
-	if !parseBlockTimeout(c, 1) {
-		return
+	// ZMPOP's syntax one argument further on, checked before the timeout
+	// as redis-server 7.0 does.
+	if zmpopParse(c, 2) && kit.ParseBlockTimeout(c, 1) {
+		zpopKeys(c)
 	}
-	// The rest is ZMPOP's syntax, one argument further on.
-	zmpopParse(c, 2)
-}
-
-// parseBlockTimeout reads the timeout at argument i into Ctx.N[7], or
-// answers Redis's error.
-func parseBlockTimeout(c *sdk.Ctx, i int) bool {
-	timeout, msg, ok := c.ParseTimeout(c.Arg(i))
-	if !ok {
-		c.Error(msg)
-		return false
-	}
-	c.N[7] = int64(timeout) + 1
-	return true
 }
 
 // zpopBlock parks a blocking pop that found nothing: it writes the reply of
@@ -72,5 +58,5 @@ func parseBlockTimeout(c *sdk.Ctx, i int) bool {
 func zpopBlock(c *sdk.Ctx) {
 	c.Reply().NullArray()
 	first := int(c.N[0])
-	c.Block(c.Args()[first:first+int(c.N[1])], time.Duration(c.N[7]-1))
+	c.Block(c.Args()[first:first+int(c.N[1])], kit.BlockTimeout(c))
 }

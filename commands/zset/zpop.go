@@ -71,20 +71,25 @@ func runZPop(c *sdk.Ctx, where int64) {
 	zpopFrom(c, 0)
 }
 
-func runZMPop(c *sdk.Ctx) { zmpopParse(c, 1) }
+func runZMPop(c *sdk.Ctx) {
+	if zmpopParse(c, 1) {
+		zpopKeys(c)
+	}
+}
 
 // zmpopParse reads ZMPOP's arguments from numkeys at argument at (BZMPOP's
-// are one further on), then pops.
-func zmpopParse(c *sdk.Ctx, at int) {
+// are one further on) into Ctx.N, or answers Redis's error and reports
+// false.
+func zmpopParse(c *sdk.Ctx, at int) bool {
 	numkeys, ok := kit.ParseInt(c.Arg(at))
 	if !ok || numkeys < 1 {
 		c.Error("ERR numkeys should be greater than 0")
-		return
+		return false
 	}
 	whereIdx := int64(at) + 1 + numkeys
 	if numkeys > int64(c.NArg()) || whereIdx >= int64(c.NArg()) {
 		c.Error(kit.Syntax)
-		return
+		return false
 	}
 	var where int64
 	switch a := c.Arg(int(whereIdx)); {
@@ -94,7 +99,7 @@ func zmpopParse(c *sdk.Ctx, at int) {
 		where = popMax
 	default:
 		c.Error(kit.Syntax)
-		return
+		return false
 	}
 	count := int64(-1)
 	for j := int(whereIdx) + 1; j < c.NArg(); j++ {
@@ -103,19 +108,19 @@ func zmpopParse(c *sdk.Ctx, at int) {
 			n, ok := kit.ParseInt(c.Arg(j))
 			if !ok || n < 1 {
 				c.Error("ERR count should be greater than 0")
-				return
+				return false
 			}
 			count = n
 			continue
 		}
 		c.Error(kit.Syntax)
-		return
+		return false
 	}
 	if count == -1 {
 		count = 1
 	}
 	c.N[0], c.N[1], c.N[3], c.N[4], c.N[5] = int64(at)+1, numkeys, count, where, popKeyed
-	zpopKeys(c)
+	return true
 }
 
 // zpopKeys finds the first of the keys that exists (a batch of size
@@ -168,7 +173,7 @@ func zpopFrom(c *sdk.Ctx, i int) {
 
 // zpopEmpty answers when no key had items.
 func zpopEmpty(c *sdk.Ctx) {
-	if c.N[7] != 0 {
+	if kit.Blocking(c) {
 		zpopBlock(c)
 		return
 	}

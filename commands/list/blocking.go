@@ -51,7 +51,7 @@ func init() {
 //
 // Ctx.N as in pop.go and lmove.go, plus:
 const (
-	bFirst   = 6 // the argument index of the first key of a blocking pop
+	bFirst   = 6             // the argument index of the first key of a blocking pop
 	bTimeout = kit.BlockSlot // the timeout (kit.ParseBlockTimeout)
 )
 

@@ -1,0 +1,228 @@
+package aerospike
+
+import (
+	"sync"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// A coalescer gathers the record requests that are ready at the same moment
+// into shared Aerospike calls: one round trip per Redis command is what
+// limits respike on a real cluster, and a batch call costs the client and
+// the server a fraction of a single-record call per record.
+//
+// It is opportunistic, not timed: a request that finds fewer than lanes
+// calls in flight goes at once, so a lone client waits for nothing; requests
+// that arrive while every lane is busy queue, and when a call returns the
+// queue goes as the next call, up to max calls (records) in it. The queued
+// request at the head of that group runs the call on its own goroutine (no
+// goroutine of the coalescer's own), the others wait for it to finish.
+//
+// Ordering: the store's callers never have two requests on one record in
+// flight when their order matters (one connection's commands on a key
+// follow each other; host/module holds a pipeline's command back while an
+// earlier one on the same key is in flight), so requests of different jobs
+// in one call may be answered in any order. A job's own calls on one
+// record keep their order (runGroup cuts the call there).
+type coalescer struct {
+	lanes int // calls in flight at most
+	max   int // records per gathered call, at most
+
+	// run performs a group of jobs as shared calls and sets each job's err.
+	run func(group []*job)
+
+	mu      sync.Mutex
+	running int    // lanes in use
+	queue   []*job // waiting, in arrival order
+
+	// queued, when set (by tests), is called after a job joined the queue.
+	queued func()
+}
+
+// job is one Exec's records request on its way through a coalescer.
+type job struct {
+	x       *execCtx
+	calls   []codec.Call
+	plans   []plan
+	results []codec.Result
+	size    int   // calls the server has to answer (not answered statically)
+	err     error // a failure of the whole request (*errFatal), or nil
+
+	// lead, when a waiting job is woken with it, is the group this job's
+	// goroutine is to run; nil means the job was run by another.
+	lead []*job
+	wake chan struct{}
+}
+
+var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
+
+func getJob() *job { return jobPool.Get().(*job) }
+
+func putJob(j *job) {
+	lead := j.lead[:0]
+	*j = job{wake: j.wake, lead: lead}
+	jobPool.Put(j)
+}
+
+func newCoalescer(lanes, max int, run func([]*job)) *coalescer {
+	return &coalescer{lanes: max1(lanes), max: max1(max), run: run}
+}
+
+func max1(n int) int { return max(n, 1) }
+
+// do runs j, alone or gathered with others, and returns when its results
+// are in.
+func (c *coalescer) do(j *job) {
+	c.mu.Lock()
+	if c.running < c.lanes {
+		c.running++
+		c.mu.Unlock()
+		j.lead = append(j.lead[:0], j)
+		c.lead(j.lead)
+		return
+	}
+	c.queue = append(c.queue, j)
+	c.mu.Unlock()
+	if c.queued != nil {
+		c.queued()
+	}
+	<-j.wake
+	if len(j.lead) > 0 {
+		c.lead(j.lead)
+	}
+}
+
+// lead runs group on a lane the caller holds, then hands the lane to the
+// next queued group (or frees it) before waking the group's other jobs, so
+// the next call starts as soon as possible.
+func (c *coalescer) lead(group []*job) {
+	c.run(group)
+	c.next()
+	for _, o := range group[1:] {
+		o.wake <- struct{}{}
+	}
+}
+
+// next passes the lane just freed to the queue's head: up to max records'
+// worth of queued jobs (at least one) become a group, run by the first of
+// them. With nothing queued the lane is free again.
+func (c *coalescer) next() {
+	c.mu.Lock()
+	if len(c.queue) == 0 {
+		c.running--
+		c.mu.Unlock()
+		return
+	}
+	n, size := 1, c.queue[0].size
+	for n < len(c.queue) && size+c.queue[n].size <= c.max {
+		size += c.queue[n].size
+		n++
+	}
+	head := c.queue[0]
+	head.lead = append(head.lead[:0], c.queue[:n]...)
+	k := copy(c.queue, c.queue[n:])
+	clear(c.queue[k:])
+	c.queue = c.queue[:k]
+	c.mu.Unlock()
+	head.wake <- struct{}{}
+}
+
+// runJobs is the coalescer's run for the store: one job runs as Exec
+// always ran it (one operate for one call); several share batch operates.
+func runJobs(group []*job) {
+	if len(group) == 1 {
+		j := group[0]
+		j.err = j.x.own(j.calls, j.plans, j.results, j.size)
+		return
+	}
+	var es []member
+	for _, j := range group {
+		for i := range j.calls {
+			if j.plans[i].static != codec.OK {
+				continue
+			}
+			es = append(es, member{x: j.x, call: &j.calls[i], p: &j.plans[i], res: &j.results[i], fatal: &j.err})
+		}
+	}
+	for start := 0; start < len(es); {
+		end := entriesEnd(es, start)
+		runEntries(es[start:end])
+		start = end
+	}
+}
+
+// own runs one request's live calls: one operate for one call, batch
+// operates for several.
+func (x *execCtx) own(calls []codec.Call, plans []plan, results []codec.Result, live int) error {
+	if live > 1 {
+		return x.batch(calls, plans, results)
+	}
+	for i := range calls {
+		if p := &plans[i]; p.static == codec.OK {
+			if err := x.single(&calls[i], p, &results[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entriesEnd returns the end of the batch call that starts at es[start]:
+// it stops before a second call of one request on a record already in it,
+// whose effects must follow the first's. Calls of different requests on one
+// record may share a call: nothing orders them.
+func entriesEnd(es []member, start int) int {
+	var seen map[recordKey]struct{} // for large groups
+	if len(es)-start > 32 {
+		seen = make(map[recordKey]struct{}, len(es)-start)
+	}
+	for end := start; end < len(es); end++ {
+		e := &es[end]
+		if seen != nil {
+			k := recordKey{req: e.fatal, set: e.x.set, key: string(e.call.Key)}
+			if _, dup := seen[k]; dup {
+				return end
+			}
+			seen[k] = struct{}{}
+			continue
+		}
+		for k := start; k < end; k++ {
+			if o := &es[k]; o.fatal == e.fatal && sameRecord(o, e) {
+				return end
+			}
+		}
+	}
+	return len(es)
+}
+
+// recordKey names a record of one request: the request (by its error
+// slot), the record's set (database) and key.
+type recordKey struct {
+	req      *error
+	set, key string
+}
+
+// sameRecord reports whether two entries address one record.
+func sameRecord(a, b *member) bool {
+	return a.x.set == b.x.set && string(a.call.Key) == string(b.call.Key)
+}
+
+// batchPolicy is the policy of a batch call that carries entries of
+// several requests: the longest time budget among them, so that none is cut
+// short by another's.
+func batchPolicy(es []member) *as.BatchPolicy {
+	x := es[0].x
+	for i := range es {
+		if es[i].x.timeout > x.timeout {
+			x = es[i].x
+		}
+	}
+	bp := as.NewBatchPolicy()
+	bp.BasePolicy = x.base(false)
+	bp.MaxRetries = 0 // a batch may hold writes
+	bp.ConcurrentNodes = 0
+	bp.RespondAllKeys = true
+	return bp
+}

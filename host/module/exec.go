@@ -207,11 +207,12 @@ func (r *Runtime) complete(ctx context.Context, v *version, s *slot, in *instanc
 	}
 }
 
-// ExecBatch runs items, a client's pipelined commands, in order, appending
-// each reply to out and setting each item's End. Consecutive commands of
-// one module and database run in one guest call where the module supports
-// it: a call into a guest costs about as much as a short command.
-func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte) []byte {
+// execSerial runs items, a client's pipelined commands, one after another
+// (ExecBatch), appending each reply to out and setting each item's End.
+// Consecutive commands of one module and database run in one guest call
+// where the module supports it: a call into a guest costs about as much as
+// a short command.
+func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte) []byte {
 	// limit adapts the batch size to how far batches get: a batch that
 	// stops at a command waiting on the store (every store command, on
 	// Aerospike) leaves the rest to be laid out again, so after one the

@@ -91,7 +91,7 @@ func TestPipelineSameKeyInOrder(t *testing.T) {
 func TestOverlapEnd(t *testing.T) {
 	r := newRuntime(t, Config{}, newFakeStore(false), "kv.wasm")
 	its := items(t, r, []string{"set", "a", "1"}, []string{"get", "b"}, []string{"set", "c", "1"},
-		[]string{"get", "a"}, // clashes with the first
+		[]string{"get", "a"},                        // clashes with the first
 		[]string{"get", "b"}, []string{"echo", "x"}, // no declared keys: alone
 		[]string{"get", "a"}, []string{"get", "a"})
 	its[2].Start.DB = 1

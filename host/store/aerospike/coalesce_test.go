@@ -1,6 +1,8 @@
 package aerospike
 
 import (
+	"context"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"sync"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
+	"github.com/respike/respike/host/store/storetest"
 )
 
 // fakeRun is a coalescer's run that records the groups it is given and
@@ -264,5 +268,139 @@ func TestMembersEnd(t *testing.T) {
 		if !reflect.DeepEqual(ends, want) {
 			t.Errorf("pad %d: calls end at %v, want %v", pad, ends, want)
 		}
+	}
+}
+
+// gatheredServer opens the test server with a coalescer whose every call
+// runs as a gathered one (several requests' calls in batch operates), even
+// for a lone request: the path concurrent clients take.
+func gatheredServer(t *testing.T) *Store {
+	s := openServer(t)
+	if s.co == nil {
+		t.Fatal("no coalescer with the default configuration")
+	}
+	s.co.run = func(g []*job) {
+		if len(g) == 1 {
+			g = append(g, &job{}) // an empty second request: the gathered path
+		}
+		runJobs(g)
+	}
+	return s
+}
+
+// TestConformanceGathered runs the conformance suite with every request
+// answered through the gathered path: one record's calls in a batch
+// operate must answer exactly as an operate does.
+func TestConformanceGathered(t *testing.T) {
+	s := gatheredServer(t)
+	defer s.Close()
+	storetest.Run(t, func(t *testing.T) store.Store { return s })
+}
+
+// TestGatheredCallsAnswerEachRequest holds one call in flight while
+// requests with different outcomes queue, then checks that they went
+// together and that each record's outcome answered only its own request:
+// the type guard (WRONGTYPE), a generation conflict, an overflow, a plain
+// write, and one request's two calls on one record, in order.
+func TestGatheredCallsAnswerEachRequest(t *testing.T) {
+	s := openServer(t)
+	defer s.Close()
+	ctx := context.Background()
+	put := func(key string, typ string, v codec.Value) {
+		var resp codec.Response
+		s.Exec(ctx, 0, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: []byte(key),
+			Policy: codec.Policy{Exists: codec.ExistsReplace, TTL: codec.TTLNever},
+			Ops:    []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(typ)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: v}}}}}, &resp)
+		if resp.Code != codec.OK || resp.Results[0].Code != codec.OK {
+			t.Fatalf("put %s: %d/%d", key, resp.Code, resp.Results[0].Code)
+		}
+	}
+	put("g:str", codec.TypeString, codec.Bytes([]byte("x")))
+	put("g:hash", codec.TypeHash, codec.Map(codec.Bytes([]byte("f")), codec.Int(1)))
+	put("g:max", codec.TypeString, codec.Int(math.MaxInt64))
+	put("g:n", codec.TypeString, codec.Int(10))
+
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sizes []int
+	first := true
+	s.co.run = func(g []*job) {
+		mu.Lock()
+		sizes = append(sizes, len(g))
+		hold := first
+		first = false
+		mu.Unlock()
+		if hold {
+			<-release
+		}
+		runJobs(g)
+	}
+	s.co.lanes = 1
+	queued := make(chan struct{}, 16)
+	s.co.queued = func() { queued <- struct{}{} }
+
+	get := func(key, guard string) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: guard}, Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}
+	}
+	incr := func(key string, by int64) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeString},
+			Ops: []codec.Op{{Code: codec.OpAdd, Bin: codec.BinValue, Value: codec.Int(by)}, {Code: codec.OpGet, Bin: codec.BinValue}}}
+	}
+	stale := get("g:str", codec.TypeString)
+	stale.Policy.Generation = 1 << 30
+	stale.Ops = []codec.Op{{Code: codec.OpPut, Bin: codec.BinValue, Value: codec.Bytes([]byte("y"))}}
+	reqs := [][]codec.Call{
+		{get("g:str", codec.TypeString)},   // held in flight
+		{get("g:hash", codec.TypeString)},  // WRONGTYPE
+		{stale},                            // generation conflict
+		{incr("g:max", 1)},                 // overflow
+		{get("g:str", codec.TypeString)},   // the same record as another request
+		{incr("g:n", 1), incr("g:n", 100)}, // one request's two calls on one record
+	}
+	resps := make([]codec.Response, len(reqs))
+	var wg sync.WaitGroup
+	run := func(i int) {
+		defer wg.Done()
+		s.Exec(ctx, 0, &codec.Request{Kind: codec.ReqRecords, Calls: reqs[i]}, &resps[i])
+	}
+	wg.Add(len(reqs))
+	go run(0)
+	for i := 1; i < len(reqs); i++ {
+		go run(i)
+		<-queued
+	}
+	close(release)
+	wg.Wait()
+
+	if len(sizes) != 2 || sizes[1] != len(reqs)-1 {
+		t.Errorf("calls of %v requests, want the held one and then the other %d together", sizes, len(reqs)-1)
+	}
+	want := []struct {
+		code codec.Code
+		val  codec.Value
+	}{
+		{codec.OK, codec.Bytes([]byte("x"))},
+		{codec.FilteredOut, codec.Nil},
+		{codec.GenerationError, codec.Nil},
+		{codec.Overflow, codec.Nil},
+		{codec.OK, codec.Bytes([]byte("x"))},
+		{codec.OK, codec.Int(11)},
+	}
+	for i, w := range want {
+		r := &resps[i]
+		if r.Code != codec.OK || len(r.Results) != len(reqs[i]) {
+			t.Fatalf("request %d: code %d (%s), %d results", i, r.Code, r.Msg, len(r.Results))
+		}
+		res := &r.Results[0]
+		got := codec.Nil
+		if len(res.Values) > 0 {
+			got = res.Values[len(res.Values)-1]
+		}
+		if res.Code != w.code || (w.code == codec.OK && !got.Equal(w.val)) {
+			t.Errorf("request %d: code %d (%s) value %v, want %d %v", i, res.Code, res.Msg, got, w.code, w.val)
+		}
+	}
+	if r := resps[5].Results[1]; r.Code != codec.OK || !r.Values[1].Equal(codec.Int(111)) {
+		t.Errorf("second call on one record: code %d value %v, want 111 after the first call's 11", r.Code, r.Values)
 	}
 }

@@ -28,6 +28,13 @@ const maxOverlap = 16
 // pipeline of commands with many keys each costs no quadratic work.
 const maxOverlapKeys = 128
 
+// overlapGoroutines bounds the goroutines running overlapped commands in the
+// process: each holds a stack (8 KiB once it has called into a guest) while
+// its command waits on the store, so their number bounds that memory. A
+// window that finds none free ends where it is; its other commands run in
+// later windows.
+var overlapGoroutines = make(chan struct{}, 2048)
+
 // dbKey is a key of one database.
 type dbKey struct {
 	db  uint16
@@ -130,10 +137,17 @@ func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) 
 		}
 		flights = flights[:0]
 		for k := i + 1; k < j; k++ {
+			select {
+			case overlapGoroutines <- struct{}{}:
+			default:
+				j = k // none free: the rest waits for a later window
+				continue
+			}
 			f := flightPool.Get().(*flight)
 			flights = append(flights, f)
 			go func(it *Item) {
 				f.reply = r.Exec(ctx, it.Cmd, &it.Start, f.reply[:0])
+				<-overlapGoroutines
 				f.done <- struct{}{}
 			}(&items[k])
 		}

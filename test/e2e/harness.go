@@ -121,6 +121,10 @@ func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) 
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
 		Logger:         logger,
+		// RESPIKE_TEST_NOINLINE=1 makes the embedded store's requests wait
+		// and resume, as Aerospike's do: pipelines then take the overlapped
+		// path (host/module/overlap.go) without a cluster.
+		NoInline: os.Getenv("RESPIKE_TEST_NOINLINE") != "",
 	}, st)
 	if err != nil {
 		st.Close()

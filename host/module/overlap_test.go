@@ -2,6 +2,9 @@ package module
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,5 +113,58 @@ func TestOverlapEnd(t *testing.T) {
 		if ends[i] != want[i] {
 			t.Fatalf("windows end at %v, want %v", ends, want)
 		}
+	}
+}
+
+// BenchmarkMemoryPerInflightPipelined is BenchmarkMemoryPerInflight for
+// pipelines on a store that waits: conns connections each hold 16 GETs on
+// distinct keys in the store at once (15 of them on goroutines of the
+// overlapped path). Per command: heap, and goroutine stack (the
+// connections' own goroutines included, one per 16 commands).
+func BenchmarkMemoryPerInflightPipelined(b *testing.B) {
+	const conns, depth = 100, 16
+	for b.Loop() {
+		st := newFakeStore(false)
+		r := newRuntime(b, Config{}, st, "kv.wasm")
+		for range 100 {
+			do(b, r, "get", "warm")
+		}
+		var inStore sync.WaitGroup
+		inStore.Add(conns * depth)
+		gate := make(chan struct{})
+		st.setHook(func(ctx context.Context, req *codec.Request) {
+			inStore.Done()
+			<-gate
+		})
+		pipes := make([][]Item, conns)
+		for c := range pipes {
+			cmds := make([][]string, depth)
+			for i := range cmds {
+				cmds[i] = []string{"get", fmt.Sprintf("key:%d:%d", c, i)}
+			}
+			pipes[c] = items(b, r, cmds...)
+		}
+		outs := make([][]byte, conns)
+		var done sync.WaitGroup
+		done.Add(conns)
+		before := memStats()
+		for c := range conns {
+			go func() {
+				defer done.Done()
+				outs[c] = r.ExecBatch(context.Background(), pipes[c], make([]byte, 0, 16*depth))
+			}()
+		}
+		inStore.Wait()
+		after := memStats()
+		close(gate)
+		done.Wait()
+		for c, out := range outs {
+			if want := strings.Repeat("$-1\r\n", depth); string(out) != want {
+				b.Fatalf("connection %d: %q", c, out)
+			}
+		}
+		n := float64(conns * depth)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/inflight")
+		b.ReportMetric(float64(after.StackInuse-before.StackInuse)/n, "stackB/inflight")
 	}
 }

@@ -220,9 +220,11 @@ func BenchmarkDirectClientBatch(b *testing.B) {
 	bwp := as.NewBatchWritePolicy()
 	bwp.Expiration = as.TTLDontExpire
 	ops := map[string]func() as.BatchRecordIfc{
-		"GET":  func() as.BatchRecordIfc { return as.NewBatchReadOps(nil, key(), as.GetBinOp("v")) },
-		"SET":  func() as.BatchRecordIfc { return as.NewBatchWrite(bwp, key(), as.PutOp(as.NewBin("v", val))) },
-		"INCR": func() as.BatchRecordIfc { return as.NewBatchWrite(bwp, key(), as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n")) },
+		"GET": func() as.BatchRecordIfc { return as.NewBatchReadOps(nil, key(), as.GetBinOp("v")) },
+		"SET": func() as.BatchRecordIfc { return as.NewBatchWrite(bwp, key(), as.PutOp(as.NewBin("v", val))) },
+		"INCR": func() as.BatchRecordIfc {
+			return as.NewBatchWrite(bwp, key(), as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n"))
+		},
 	}
 	for _, name := range []string{"GET", "SET", "INCR"} {
 		mk := ops[name]

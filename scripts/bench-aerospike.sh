@@ -17,7 +17,9 @@
 # tests that respike serves, at -c 50, unpipelined and -P 16, once per round.
 #
 # Knobs: ROUNDS (3), N (requests per test, 50000), N1 (one-client requests,
-# 5000), SUITE ("" to skip), BATCH_SIZE / BATCH_CALLS ([aerospike] keys).
+# 5000), SUITE ("" to skip), BATCH_SIZE / BATCH_CALLS ([aerospike] keys),
+# BASE (another checkout with bin/respike and commands/*.wasm built: it
+# serves too, on its own set, and its rows "base-…" interleave with ours).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${RESPIKE_TEST_AEROSPIKE:?set RESPIKE_TEST_AEROSPIKE=host:port of an Aerospike node}"
@@ -28,38 +30,55 @@ SUITE=${SUITE-ping_mbulk,set,get,incr,sadd,hset,spop,mset}
 host=${RESPIKE_TEST_AEROSPIKE%:*}
 port=${RESPIKE_TEST_AEROSPIKE##*:}
 tmp=$(mktemp -d)
-trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-cat >"$tmp/proxy.toml" <<TOML
+trap 'kill ${pid:-} ${bpid:-} 2>/dev/null || true; rm -rf "$tmp"' EXIT
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# serve DIR SET: starts DIR's bin/respike on Aerospike (set SET) in DIR,
+# prints "pid port".
+serve() {
+	local dir=$1 set=$2 p
+	cat >"$tmp/$set.toml" <<TOML
 [store]
 backend = "aerospike"
 [aerospike]
 hosts = ["$host:$port"]
 namespace = "${RESPIKE_TEST_AEROSPIKE_NAMESPACE:-test}"
-set = "respike_bench"
+set = "$set"
 ${BATCH_SIZE:+batch_size = $BATCH_SIZE}
 ${BATCH_CALLS:+batch_calls = $BATCH_CALLS}
 TOML
-PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-./bin/respike -config "$tmp/proxy.toml" -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do redis-cli -p "$PPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	if [ "$set" = respike_base ]; then
+		# An older build may not know the batch keys.
+		sed -i '/^batch_/d' "$tmp/$set.toml"
+	fi
+	p=$(freeport)
+	(cd "$dir" && exec ./bin/respike -config "$tmp/$set.toml" -listen "127.0.0.1:$p" >"$tmp/$set.log" 2>&1) &
+	echo "$! $p"
+}
+read -r pid PPORT < <(serve . respike_bench)
+if [ -n "${BASE:-}" ]; then
+	read -r bpid BPORT < <(serve "$BASE" respike_base)
+fi
+for p in $PPORT ${BPORT:-}; do
+	for _ in $(seq 300); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
 go test -c -o "$tmp/direct.test" ./host/store/aerospike
 
 ticks=$(getconf CLK_TCK)
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; } # respike's user+system ticks
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # a daemon's user+system ticks
 
-# rb NAME ARGS...: one redis-benchmark run per test, rows
-# "NAME/TEST rps cpu_us_per_cmd p50 p99" into $tmp/rows.
+# rb NAME ARGS...: one redis-benchmark run per test against our daemon
+# (RBPID/RBPORT select another), rows "NAME/TEST rps cpu_us_per_cmd p50 p99"
+# into $tmp/rows.
 rb() {
-	local name=$1 t c0 c1 n
+	local name=$1 t c0 c1 n p=${RBPORT:-$PPORT} d=${RBPID:-$pid}
 	shift
 	for t in $(echo "$TESTS" | tr ',' ' '); do
 		n=$N
 		[[ " $* " == *" -c 1 "* ]] && n=$N1
-		c0=$(cpu)
-		redis-benchmark -p "$PPORT" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null | tr -d '"' |
+		c0=$(cpu "$d")
+		redis-benchmark -p "$p" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null | tr -d '"' |
 			awk -F, -v name="$name" 'NR > 1 {printf "%s/%s %s - %s %s\n", name, $1, $2, $5, $7}' >"$tmp/one"
-		c1=$(cpu)
+		c1=$(cpu "$d")
 		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" \
 			'{$3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print}' "$tmp/one" >>"$tmp/rows"
 	done
@@ -83,11 +102,15 @@ for round in $(seq "$ROUNDS"); do
 	echo "round $round of $ROUNDS" >&2
 	TESTS=get,set,incr
 	rb "respike-c50" -c 50
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50" -c 50
 	direct "direct-1" DirectClient
 	rb "respike-c50-P16" -c 50 -P 16
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50-P16" -c 50 -P 16
 	direct "direct-16" DirectClientBatch
 	rb "respike-c1" -c 1
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1" -c 1
 	rb "respike-c1-P16" -c 1 -P 16
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1-P16" -c 1 -P 16
 	if [ -n "$SUITE" ]; then
 		TESTS=$SUITE
 		rb "suite-c50" -c 50
@@ -120,7 +143,7 @@ for k in sorted(rows):
     print("%-22s %22s %16s %16s %16s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f")))
 
 print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
-for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16")):
+for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
     for t in ("GET", "SET", "INCR"):
         a, b = rows.get(ours + "/" + t), rows.get(theirs + "/" + t)
         if not a or not b:
@@ -130,3 +153,7 @@ for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16
 PY
 errs=$(redis-cli -p "$PPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
 echo "error replies through respike: $errs"
+if [ -n "${BASE:-}" ]; then
+	errs=$(redis-cli -p "$BPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
+	echo "error replies through the base build: $errs"
+fi

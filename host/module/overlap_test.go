@@ -168,3 +168,22 @@ func BenchmarkMemoryPerInflightPipelined(b *testing.B) {
 		b.ReportMetric(float64(after.StackInuse-before.StackInuse)/n, "stackB/inflight")
 	}
 }
+
+// TestPipelineOverlapBounded: with no goroutine free for overlapped
+// commands, a pipeline still runs, in order, with fewer in flight.
+func TestPipelineOverlapBounded(t *testing.T) {
+	saved := overlapGoroutines
+	overlapGoroutines = make(chan struct{}, 1)
+	defer func() { overlapGoroutines = saved }()
+	st := &peakStore{fakeStore: newFakeStore(false)}
+	r := newRuntime(t, Config{Instances: 2}, st, "kv.wasm")
+	its := items(t, r, []string{"set", "a", "1"}, []string{"set", "b", "2"}, []string{"set", "c", "3"},
+		[]string{"get", "c"}, []string{"get", "b"}, []string{"get", "a"})
+	checkReplies(t, replies(t, r, its), []string{"+OK\r\n", "+OK\r\n", "+OK\r\n", "$1\r\n3\r\n", "$1\r\n2\r\n", "$1\r\n1\r\n"})
+	if p := st.peak.Load(); p > 2 {
+		t.Errorf("peak of %d requests in flight with one goroutine to spare, want at most 2", p)
+	}
+	if n := len(overlapGoroutines); n != 0 {
+		t.Errorf("%d overlap goroutines still counted after the pipeline", n)
+	}
+}

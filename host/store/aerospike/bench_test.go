@@ -145,23 +145,7 @@ func BenchmarkExec(b *testing.B) {
 // between: the baseline scripts/bench-aerospike.sh compares respike against.
 // Skipped without RESPIKE_TEST_AEROSPIKE.
 func BenchmarkDirectClient(b *testing.B) {
-	addr := serverAddr()
-	if addr == "" {
-		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
-	}
-	host, portStr, _ := strings.Cut(addr, ":")
-	port, _ := strconv.Atoi(portStr)
-	client, err := as.NewClient(host, port)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	// Keys spread over 100,000 names, as redis-benchmark -r 100000 does, so
-	// neither side measures one hot record.
-	key := func() *as.Key {
-		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
-		return k
-	}
+	client, key := directClient(b)
 	val := []byte("xxx") // redis-benchmark's default 3-byte payload
 	wp := as.NewWritePolicy(0, as.TTLDontExpire)
 	ops := map[string]func() error{
@@ -200,22 +184,8 @@ func BenchmarkDirectClient(b *testing.B) {
 // redis-benchmark -P 16's records, the baseline of respike's pipelined
 // figures. ops/s counts records.
 func BenchmarkDirectClientBatch(b *testing.B) {
-	addr := serverAddr()
-	if addr == "" {
-		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
-	}
-	host, portStr, _ := strings.Cut(addr, ":")
-	port, _ := strconv.Atoi(portStr)
-	client, err := as.NewClient(host, port)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	client, key := directClient(b)
 	const per = 16
-	key := func() *as.Key {
-		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
-		return k
-	}
 	val := []byte("xxx")
 	bwp := as.NewBatchWritePolicy()
 	bwp.Expiration = as.TTLDontExpire
@@ -254,5 +224,27 @@ func BenchmarkDirectClientBatch(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
+	}
+}
+
+// directClient connects the Go client to the test server (closed when b
+// ends) and returns it with a source of keys spread over 100,000 names, as
+// redis-benchmark -r 100000 does, so that neither side measures one hot
+// record.
+func directClient(b *testing.B) (*as.Client, func() *as.Key) {
+	addr := serverAddr()
+	if addr == "" {
+		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
+	}
+	host, portStr, _ := strings.Cut(addr, ":")
+	port, _ := strconv.Atoi(portStr)
+	client, err := as.NewClient(host, port)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	return client, func() *as.Key {
+		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
+		return k
 	}
 }

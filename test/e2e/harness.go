@@ -103,12 +103,16 @@ type Backend struct {
 // NewBackend opens a store and loads every module in dir, caching
 // compilations in cacheDir. The store is the embedded one, or the Aerospike
 // cluster at RESPIKE_TEST_AEROSPIKE=host:port when that is set (namespace
-// "test", set "respike_e2e"), so every end-to-end and differential test can
+// "test", set "respike_e2e" or RESPIKE_TEST_AEROSPIKE_SET), so every end-to-end and differential test can
 // run against a real server.
 func NewBackend(ctx context.Context, dir, cacheDir string, logger *slog.Logger) (*Backend, error) {
 	var st store.Store = memory.New(memory.Options{Databases: 16})
 	if addr := os.Getenv("RESPIKE_TEST_AEROSPIKE"); addr != "" {
-		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{addr}, Namespace: "test", Set: "respike_e2e"}, logger)
+		set := "respike_e2e"
+		if s := os.Getenv("RESPIKE_TEST_AEROSPIKE_SET"); s != "" {
+			set = s // runs that share a cluster keep out of each other's keyspace
+		}
+		as, err := aerospike.New(ctx, aerospike.Config{Hosts: []string{addr}, Namespace: "test", Set: set}, logger)
 		if err != nil {
 			return nil, fmt.Errorf("aerospike at %s: %w", addr, err)
 		}

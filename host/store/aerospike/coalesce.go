@@ -16,29 +16,33 @@ import (
 // It is opportunistic, not timed: a request that finds fewer than lanes
 // calls in flight goes at once, so a lone client waits for nothing; requests
 // that arrive while every lane is busy queue, and when a call returns the
-// queue goes as the next call, up to max calls (records) in it. The queued
-// request at the head of that group runs the call on its own goroutine (no
-// goroutine of the coalescer's own), the others wait for it to finish.
+// queue goes as the next call, up to max calls (records) in it. A queue that
+// holds a full call's worth goes at once too, lane or not: it cannot grow
+// any more, and a burst (pipelines of many clients) would otherwise wait
+// for lanes one full call after another. The queued request at the head of
+// a call's group runs the call on its own goroutine (the coalescer has none
+// of its own); the others wait for it to finish.
 //
 // Ordering: the store's callers never have two requests on one record in
 // flight when their order matters (one connection's commands on a key
 // follow each other; host/module holds a pipeline's command back while an
 // earlier one on the same key is in flight), so requests of different jobs
 // in one call may be answered in any order. A job's own calls on one
-// record keep their order (runGroup cuts the call there).
+// record keep their order (runJobs cuts the call there).
 type coalescer struct {
-	lanes int // calls in flight at most
+	lanes int // calls in flight before requests queue
 	max   int // records per gathered call, at most
 
 	// run performs a group of jobs as shared calls and sets each job's err.
 	run func(group []*job)
 
 	mu      sync.Mutex
-	running int    // lanes in use
+	running int    // calls in flight: up to lanes, more for full calls
 	queue   []*job // waiting, in arrival order
+	queued  int    // records in queue
 
-	// queued, when set (by tests), is called after a job joined the queue.
-	queued func()
+	// onQueue, when set (by tests), is called after a job joined the queue.
+	onQueue func()
 }
 
 // job is one Exec's records request on its way through a coalescer.
@@ -84,11 +88,23 @@ func (c *coalescer) do(j *job) {
 		return
 	}
 	c.queue = append(c.queue, j)
-	c.mu.Unlock()
-	if c.queued != nil {
-		c.queued()
+	c.queued += j.size
+	var head *job
+	if c.queued >= c.max {
+		// A full call: it goes now, on a lane of its own.
+		c.running++
+		head = c.take()
 	}
-	<-j.wake
+	c.mu.Unlock()
+	if c.onQueue != nil {
+		c.onQueue()
+	}
+	if head != nil && head != j {
+		head.wake <- struct{}{}
+	}
+	if head != j {
+		<-j.wake
+	}
 	if len(j.lead) > 0 {
 		c.lead(j.lead)
 	}
@@ -101,20 +117,31 @@ func (c *coalescer) lead(group []*job) {
 	c.run(group)
 	c.next()
 	for _, o := range group[1:] {
+		o.lead = o.lead[:0]
 		o.wake <- struct{}{}
 	}
+	group[0].lead = group[0].lead[:0]
 }
 
-// next passes the lane just freed to the queue's head: up to max records'
-// worth of queued jobs (at least one) become a group, run by the first of
-// them. With nothing queued the lane is free again.
+// next passes the lane just freed to the queue's head, or frees it when
+// nothing is queued, or when more calls than lanes are in flight (full
+// calls took lanes of their own) and the queue is not a full call.
 func (c *coalescer) next() {
 	c.mu.Lock()
-	if len(c.queue) == 0 {
+	if len(c.queue) == 0 || (c.running > c.lanes && c.queued < c.max) {
 		c.running--
 		c.mu.Unlock()
 		return
 	}
+	head := c.take()
+	c.mu.Unlock()
+	head.wake <- struct{}{}
+}
+
+// take removes the group of the next call from the queue's head: up to max
+// records' worth of jobs (at least one), run by the first of them, whose
+// lead it sets. Called with mu held and the queue not empty.
+func (c *coalescer) take() *job {
 	n, size := 1, c.queue[0].size
 	for n < len(c.queue) && size+c.queue[n].size <= c.max {
 		size += c.queue[n].size
@@ -125,8 +152,8 @@ func (c *coalescer) next() {
 	k := copy(c.queue, c.queue[n:])
 	clear(c.queue[k:])
 	c.queue = c.queue[:k]
-	c.mu.Unlock()
-	head.wake <- struct{}{}
+	c.queued -= size
+	return head
 }
 
 // runJobs is the coalescer's run for the store: one job runs as Exec

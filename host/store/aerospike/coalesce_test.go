@@ -2,6 +2,7 @@ package aerospike
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -15,16 +16,27 @@ import (
 )
 
 // fakeRun is a coalescer's run that records the groups it is given and
-// blocks each call until the test releases it.
+// blocks each call until the test releases it by its first job's name.
 type fakeRun struct {
 	mu      sync.Mutex
-	groups  [][]string    // job names per call, in the order calls started
-	started chan string   // the first job's name, as each call starts
-	release chan struct{} // one receive per call lets it finish
+	groups  [][]string               // job names per call, in the order calls started
+	gates   map[string]chan struct{} // by the first job's name
+	started chan string              // the first job's name, as each call starts
 }
 
 func newFakeRun() *fakeRun {
-	return &fakeRun{started: make(chan string, 64), release: make(chan struct{})}
+	return &fakeRun{started: make(chan string, 64), gates: map[string]chan struct{}{}}
+}
+
+func (f *fakeRun) gate(name string) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g := f.gates[name]
+	if g == nil {
+		g = make(chan struct{})
+		f.gates[name] = g
+	}
+	return g
 }
 
 func (f *fakeRun) run(group []*job) {
@@ -36,8 +48,11 @@ func (f *fakeRun) run(group []*job) {
 	f.groups = append(f.groups, names)
 	f.mu.Unlock()
 	f.started <- names[0]
-	<-f.release
+	<-f.gate(names[0])
 }
+
+// release lets the call led by name finish.
+func (f *fakeRun) release(name string) { close(f.gate(name)) }
 
 func (f *fakeRun) seen() [][]string {
 	f.mu.Lock()
@@ -59,6 +74,15 @@ func submit(c *coalescer, j *job) (done chan struct{}) {
 	return done
 }
 
+// queueing returns a coalescer on f.run and a channel that receives once
+// per job that joins its queue.
+func queueing(lanes, max int, f *fakeRun) (*coalescer, chan struct{}) {
+	c := newCoalescer(lanes, max, f.run)
+	queued := make(chan struct{}, 64)
+	c.onQueue = func() { queued <- struct{}{} }
+	return c, queued
+}
+
 func TestCoalescerLoneRequestGoesAtOnce(t *testing.T) {
 	var calls [][]*job
 	c := newCoalescer(1, 16, func(g []*job) { calls = append(calls, append([]*job(nil), g...)) })
@@ -74,18 +98,15 @@ func TestCoalescerLoneRequestGoesAtOnce(t *testing.T) {
 
 func TestCoalescerGathersWhileInFlight(t *testing.T) {
 	f := newFakeRun()
-	c := newCoalescer(1, 3, f.run)
-	queued := make(chan struct{}, 16)
-	c.queued = func() { queued <- struct{}{} }
-
+	c, queued := queueing(1, 8, f)
 	first := submit(c, namedJob("a", 1))
 	if got := <-f.started; got != "a" {
 		t.Fatalf("first call started with %q", got)
 	}
-	// While "a" is in flight, five requests arrive, one at a time so that
-	// their order is known.
+	// While "a" is in flight, three requests arrive, one at a time so that
+	// their order is known; they wait.
 	var rest []chan struct{}
-	for _, n := range []string{"b", "c", "d", "e", "f"} {
+	for _, n := range []string{"b", "c", "d"} {
 		rest = append(rest, submit(c, namedJob(n, 1)))
 		<-queued
 	}
@@ -94,52 +115,94 @@ func TestCoalescerGathersWhileInFlight(t *testing.T) {
 		t.Fatal("the first request returned before its call finished")
 	default:
 	}
-	f.release <- struct{}{}
+	f.release("a")
 	<-first
 	if got := <-f.started; got != "b" {
 		t.Fatalf("second call led by %q, want b", got)
 	}
-	f.release <- struct{}{}
-	if got := <-f.started; got != "e" {
-		t.Fatalf("third call led by %q, want e", got)
-	}
-	f.release <- struct{}{}
+	f.release("b")
 	for _, d := range rest {
 		<-d
 	}
-	want := [][]string{{"a"}, {"b", "c", "d"}, {"e", "f"}}
+	want := [][]string{{"a"}, {"b", "c", "d"}}
 	if got := f.seen(); !reflect.DeepEqual(got, want) {
-		t.Errorf("calls %v, want %v: queued requests go in arrival order, at most 3 records per call", got, want)
+		t.Errorf("calls %v, want %v: queued requests go together, in arrival order", got, want)
 	}
 	if c.running != 0 {
 		t.Errorf("%d lanes still in use", c.running)
 	}
 }
 
+// TestCoalescerFullCallGoesAtOnce: a queue that holds a full call's worth
+// does not wait for a lane; a partial one does, also when a full call's
+// extra lane frees.
+func TestCoalescerFullCallGoesAtOnce(t *testing.T) {
+	f := newFakeRun()
+	c, queued := queueing(1, 3, f)
+	a := submit(c, namedJob("a", 1))
+	<-f.started
+	b := submit(c, namedJob("b", 1))
+	<-queued
+	cd := submit(c, namedJob("c", 1))
+	<-queued
+	d := submit(c, namedJob("d", 1)) // the third record: a full call
+	<-queued
+	if got := <-f.started; got != "b" {
+		t.Fatalf("a full call led by %q, want b, while a is in flight", got)
+	}
+	e := submit(c, namedJob("e", 1))
+	<-queued
+	f.release("a")
+	<-a
+	if got := f.seen(); len(got) != 2 {
+		t.Fatalf("calls %v after a finished: e must wait for the lane the full call holds", got)
+	}
+	f.release("b")
+	if got := <-f.started; got != "e" {
+		t.Fatalf("third call led by %q, want e", got)
+	}
+	f.release("e")
+	for _, ch := range []chan struct{}{b, cd, d, e} {
+		<-ch
+	}
+	want := [][]string{{"a"}, {"b", "c", "d"}, {"e"}}
+	if got := f.seen(); !reflect.DeepEqual(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	if c.running != 0 || c.queued != 0 {
+		t.Errorf("after the load: %d calls counted in flight, %d records queued", c.running, c.queued)
+	}
+}
+
 func TestCoalescerSizeLimit(t *testing.T) {
 	f := newFakeRun()
-	c := newCoalescer(1, 4, f.run)
-	queued := make(chan struct{}, 16)
-	c.queued = func() { queued <- struct{}{} }
-
+	c, queued := queueing(1, 4, f)
 	first := submit(c, namedJob("a", 1))
 	<-f.started
-	var rest []chan struct{}
-	for _, j := range []*job{namedJob("big", 9), namedJob("c", 3), namedJob("d", 2)} {
-		rest = append(rest, submit(c, j))
-		<-queued
+	// Larger than a call: it goes at once, alone.
+	big := submit(c, namedJob("big", 9))
+	<-queued
+	if got := <-f.started; got != "big" {
+		t.Fatalf("call led by %q, want big", got)
 	}
-	f.release <- struct{}{}
-	<-first
-	for range 3 {
-		<-f.started
-		f.release <- struct{}{}
+	// 3 + 2 records: more than a call holds; c goes at once, d waits.
+	cc := submit(c, namedJob("c", 3))
+	<-queued
+	dd := submit(c, namedJob("d", 2))
+	<-queued
+	if got := <-f.started; got != "c" {
+		t.Fatalf("call led by %q, want c", got)
 	}
-	for _, d := range rest {
-		<-d
+	f.release("a")
+	f.release("big")
+	f.release("c")
+	if got := <-f.started; got != "d" {
+		t.Fatalf("call led by %q, want d", got)
 	}
-	// A request larger than the limit goes in a call of its own; the next
-	// two do not fit together (3+2 > 4).
+	f.release("d")
+	for _, ch := range []chan struct{}{first, big, cc, dd} {
+		<-ch
+	}
 	want := [][]string{{"a"}, {"big"}, {"c"}, {"d"}}
 	if got := f.seen(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls %v, want %v", got, want)
@@ -148,10 +211,7 @@ func TestCoalescerSizeLimit(t *testing.T) {
 
 func TestCoalescerLanes(t *testing.T) {
 	f := newFakeRun()
-	c := newCoalescer(2, 8, f.run)
-	queued := make(chan struct{}, 16)
-	c.queued = func() { queued <- struct{}{} }
-
+	c, queued := queueing(2, 8, f)
 	a := submit(c, namedJob("a", 1))
 	b := submit(c, namedJob("b", 1))
 	// Both go at once, each on its own lane.
@@ -163,12 +223,12 @@ func TestCoalescerLanes(t *testing.T) {
 	<-queued
 	dd := submit(c, namedJob("d", 1))
 	<-queued
-	f.release <- struct{}{} // one of a, b finishes; c and d go together
+	f.release("a") // c and d go together on a's lane
 	if got := <-f.started; got != "c" {
 		t.Fatalf("third call led by %q, want c", got)
 	}
-	f.release <- struct{}{}
-	f.release <- struct{}{}
+	f.release("b")
+	f.release("c")
 	for _, d := range []chan struct{}{a, b, cd, dd} {
 		<-d
 	}
@@ -179,21 +239,22 @@ func TestCoalescerLanes(t *testing.T) {
 }
 
 // TestCoalescerStress runs many requests from many goroutines: each is run
-// exactly once, no call exceeds the size limit (a larger request goes
-// alone), and no more calls than lanes are in flight at any moment.
+// exactly once, no gathered call exceeds the size limit (a larger request
+// goes alone), and with requests of one record, no more calls that are not
+// full than lanes are in flight. (With larger requests a call can be short
+// of full and still not grow: the next request does not fit; it then goes
+// beyond the lanes too.)
 func TestCoalescerStress(t *testing.T) {
+	t.Run("one record each", func(t *testing.T) { stress(t, 1) })
+	t.Run("up to ten records each", func(t *testing.T) { stress(t, 10) })
+}
+
+func stress(t *testing.T, maxSize int) {
 	const lanes, max, workers, each = 2, 8, 32, 200
-	var inFlight, peak atomic.Int32
-	var runs sync.Map // *job → count
+	var partial atomic.Int32 // calls in flight that are not full
+	var runs sync.Map        // *job → count
 	var bad atomic.Value
 	c := newCoalescer(lanes, max, func(g []*job) {
-		n := inFlight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
 		size := 0
 		for _, j := range g {
 			size += j.size
@@ -203,7 +264,12 @@ func TestCoalescerStress(t *testing.T) {
 		if len(g) > 1 && size > max {
 			bad.Store("a gathered call exceeds the size limit")
 		}
-		inFlight.Add(-1)
+		if maxSize == 1 && size < max {
+			if n := partial.Add(1); n > lanes {
+				bad.Store(fmt.Sprintf("%d calls that are not full in flight, lanes %d", n, lanes))
+			}
+			defer partial.Add(-1)
+		}
 	})
 	var wg sync.WaitGroup
 	jobs := make([][]*job, workers)
@@ -212,7 +278,7 @@ func TestCoalescerStress(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				j := namedJob("", 1+rand.IntN(10))
+				j := namedJob("", 1+rand.IntN(maxSize))
 				jobs[w] = append(jobs[w], j)
 				c.do(j)
 			}
@@ -222,9 +288,6 @@ func TestCoalescerStress(t *testing.T) {
 	if msg := bad.Load(); msg != nil {
 		t.Error(msg)
 	}
-	if p := peak.Load(); p > lanes {
-		t.Errorf("%d calls in flight at once, lanes %d", p, lanes)
-	}
 	for _, js := range jobs {
 		for _, j := range js {
 			v, ok := runs.Load(j)
@@ -233,8 +296,8 @@ func TestCoalescerStress(t *testing.T) {
 			}
 		}
 	}
-	if c.running != 0 || len(c.queue) != 0 {
-		t.Errorf("after the load: %d lanes in use, %d queued", c.running, len(c.queue))
+	if c.running != 0 || len(c.queue) != 0 || c.queued != 0 {
+		t.Errorf("after the load: %d calls in flight, %d jobs (%d records) queued", c.running, len(c.queue), c.queued)
 	}
 }
 
@@ -337,7 +400,7 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 	}
 	s.co.lanes = 1
 	queued := make(chan struct{}, 16)
-	s.co.queued = func() { queued <- struct{}{} }
+	s.co.onQueue = func() { queued <- struct{}{} }
 
 	get := func(key, guard string) codec.Call {
 		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: guard}, Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}

@@ -84,7 +84,7 @@ type Aerospike struct {
 	MaxRecordBytes Size `toml:"max_record_bytes"`
 	// BatchSize is the most records one gathered batch call carries;
 	// requests that arrive while BatchCalls calls are in flight go together
-	// in the next call. 1 turns gathering off.
+	// in the next call, or at once when they fill one. 1 turns gathering off.
 	BatchSize int `toml:"batch_size"`
 	// BatchCalls is how many calls may be in flight before requests wait
 	// to be gathered.

@@ -63,8 +63,9 @@ type Config struct {
 	MaxRecordBytes int
 	// BatchSize is the most records one gathered batch call carries:
 	// record requests that arrive while BatchCalls calls are in flight wait
-	// and go together in the next call (default 64; 1 turns gathering off,
-	// every request then goes at once on its own).
+	// and go together in the next call, or at once when they fill one
+	// (default 64; 1 turns gathering off, every request then goes at once
+	// on its own).
 	BatchSize int
 	// BatchCalls is how many calls may be in flight before requests wait
 	// to be gathered (default 2). A request that finds fewer in flight

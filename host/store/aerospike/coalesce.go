@@ -27,8 +27,9 @@ import (
 // flight when their order matters (one connection's commands on a key
 // follow each other; host/module holds a pipeline's command back while an
 // earlier one on the same key is in flight), so requests of different jobs
-// in one call may be answered in any order. A job's own calls on one
-// record keep their order (runJobs cuts the call there).
+// may be answered in any order. A group's calls on one record go in
+// successive batch calls (entriesEnd), which keeps a job's own calls in
+// order.
 type coalescer struct {
 	lanes int // calls in flight before requests queue
 	max   int // records per gathered call, at most
@@ -197,9 +198,12 @@ func (x *execCtx) own(calls []codec.Call, plans []plan, results []codec.Result, 
 }
 
 // entriesEnd returns the end of the batch call that starts at es[start]:
-// it stops before a second call of one request on a record already in it,
-// whose effects must follow the first's. Calls of different requests on one
-// record may share a call: nothing orders them.
+// it stops before a second call on a record already in it. For one
+// request's calls that keeps their order (Aerospike runs a batch's rows for
+// one record in order only when it processes the batch inline); for
+// different requests' it keeps the batch from queueing transactions on
+// one record on the server, which answers KEY_BUSY beyond a few (a hot key:
+// redis-benchmark's SADD and HSET use one key).
 func entriesEnd(es []member, start int) int {
 	var seen map[recordKey]struct{} // for large groups
 	if len(es)-start > 32 {
@@ -208,7 +212,7 @@ func entriesEnd(es []member, start int) int {
 	for end := start; end < len(es); end++ {
 		e := &es[end]
 		if seen != nil {
-			k := recordKey{req: e.fatal, set: e.x.set, key: string(e.call.Key)}
+			k := recordKey{set: e.x.set, key: string(e.call.Key)}
 			if _, dup := seen[k]; dup {
 				return end
 			}
@@ -216,7 +220,7 @@ func entriesEnd(es []member, start int) int {
 			continue
 		}
 		for k := start; k < end; k++ {
-			if o := &es[k]; o.fatal == e.fatal && sameRecord(o, e) {
+			if sameRecord(&es[k], e) {
 				return end
 			}
 		}
@@ -224,12 +228,8 @@ func entriesEnd(es []member, start int) int {
 	return len(es)
 }
 
-// recordKey names a record of one request: the request (by its error
-// slot), the record's set (database) and key.
-type recordKey struct {
-	req      *error
-	set, key string
-}
+// recordKey names a record: its set (database) and key.
+type recordKey struct{ set, key string }
 
 // sameRecord reports whether two entries address one record.
 func sameRecord(a, b *member) bool {

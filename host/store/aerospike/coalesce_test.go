@@ -308,12 +308,12 @@ func TestMembersEnd(t *testing.T) {
 	}
 	es := []member{
 		mk(&r1, "s", "a"),
-		mk(&r2, "s", "a"),   // another request on the same record: same call
-		mk(&r1, "s_1", "a"), // same key in another database: another record
-		mk(&r1, "s", "b"),
-		mk(&r1, "s", "a"), // the first request again on its record: cut here
 		mk(&r2, "s", "b"),
-		mk(&r2, "s", "b"), // cut
+		mk(&r1, "s_1", "a"), // same key in another database: another record
+		mk(&r2, "s", "a"),   // another request on a record in the call: cut
+		mk(&r1, "s", "c"),
+		mk(&r1, "s", "a"), // the same request again on its record: cut
+		mk(&r2, "s", "d"),
 	}
 	for _, pad := range []int{0, 40} {
 		// pad spreads the group over more than 32 members, the map path.
@@ -327,7 +327,7 @@ func TestMembersEnd(t *testing.T) {
 			ends = append(ends, end)
 			start = end
 		}
-		want := []int{4, 6, len(all)}
+		want := []int{3, 5, len(all)}
 		if !reflect.DeepEqual(ends, want) {
 			t.Errorf("pad %d: calls end at %v, want %v", pad, ends, want)
 		}

@@ -552,13 +552,19 @@ func (e *member) finished(err error) {
 	}
 }
 
-// runEntries runs calls on distinct records (of one request; different
-// requests may repeat a record) as one batch operate. Each record's result
+// runEntries runs calls on distinct records as one batch operate. Each record's result
 // answers only its own call: a filtered-out guard, a generation conflict or
 // an overflow check is that call's, and a record the server refused with
 // KEY_BUSY runs again alone, retried as single calls are. Calls a batch
 // cannot carry run alone after it.
 func runEntries(es []member) {
+	if len(es) == 1 {
+		// One record: an operate, cheaper than a batch of one.
+		if e := &es[0]; !e.failed() {
+			e.finished(e.x.single(e.call, e.p, e.res))
+		}
+		return
+	}
 	recs := make([]as.BatchRecordIfc, 0, len(es))
 	idx := make([]int, 0, len(es))
 	var alone []int // calls a batch cannot carry

@@ -1,32 +1,162 @@
 #!/usr/bin/env bash
-# respike in front of Aerospike vs the same operations issued directly with
-# the Go client, at the same concurrency (50), in one run. Needs a cluster:
+# respike in front of a real Aerospike vs the Go client calling Aerospike
+# directly, in one run, rounds interleaved so that drift on a shared machine
+# hits every column. Needs a cluster, redis-benchmark and the built daemon
+# and modules (make build commands):
 #   RESPIKE_TEST_AEROSPIKE=127.0.0.1:3000 scripts/bench-aerospike.sh
+#
+# Each round measures, for GET, SET and INCR:
+#   respike, redis-benchmark -c 50 -r 100000, unpipelined and -P 16:
+#     requests/s, respike's CPU per command (µs, from /proc), p50/p99 (ms);
+#   respike, one client (-c 1), unpipelined and -P 16: p50/p99;
+#   the Go client directly, 50 goroutines: one record per call
+#     (BenchmarkDirectClient), and 16 records per BatchOperate
+#     (BenchmarkDirectClientBatch): records/s and its CPU per record;
+# then prints min and median over the rounds, and the ratios the targets of
+# docs/performance.md are stated in. SUITE adds redis-benchmark's default
+# tests that respike serves, at -c 50, unpipelined and -P 16, once per round.
+#
+# Knobs: ROUNDS (3), N (requests per test, 50000), N1 (one-client requests,
+# 5000), SUITE ("" to skip), BATCH_SIZE / BATCH_CALLS ([aerospike] keys),
+# BASE (another checkout with bin/respike and commands/*.wasm built: it
+# serves too, on its own set, and its rows "base-…" interleave with ours).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${RESPIKE_TEST_AEROSPIKE:?set RESPIKE_TEST_AEROSPIKE=host:port of an Aerospike node}"
-N=${N:-20000}
+ROUNDS=${ROUNDS:-3}
+N=${N:-50000}
+N1=${N1:-5000}
+SUITE=${SUITE-ping_mbulk,set,get,incr,sadd,hset,spop,mset}
 host=${RESPIKE_TEST_AEROSPIKE%:*}
 port=${RESPIKE_TEST_AEROSPIKE##*:}
 tmp=$(mktemp -d)
-trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-cat >"$tmp/proxy.toml" <<TOML
+trap 'kill ${pid:-} ${bpid:-} 2>/dev/null || true; rm -rf "$tmp"' EXIT
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# serve DIR SET: starts DIR's bin/respike on Aerospike (set SET) in DIR,
+# prints "pid port".
+serve() {
+	local dir=$1 set=$2 p
+	cat >"$tmp/$set.toml" <<TOML
 [store]
 backend = "aerospike"
 [aerospike]
 hosts = ["$host:$port"]
 namespace = "${RESPIKE_TEST_AEROSPIKE_NAMESPACE:-test}"
-set = "respike_bench"
+set = "$set"
+${BATCH_SIZE:+batch_size = $BATCH_SIZE}
+${BATCH_CALLS:+batch_calls = $BATCH_CALLS}
 TOML
-PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-./bin/respike -config "$tmp/proxy.toml" -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
-pid=$!
-for _ in $(seq 300); do redis-cli -p "$PPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+	if [ "$set" = respike_base ]; then
+		# An older build may not know the batch keys.
+		sed -i '/^batch_/d' "$tmp/$set.toml"
+	fi
+	p=$(freeport)
+	(cd "$dir" && exec ./bin/respike -config "$tmp/$set.toml" -listen "127.0.0.1:$p" >"$tmp/$set.log" 2>&1) &
+	echo "$! $p"
+}
+read -r pid PPORT < <(serve . respike_bench)
+if [ -n "${BASE:-}" ]; then
+	read -r bpid BPORT < <(serve "$BASE" respike_base)
+fi
+for p in $PPORT ${BPORT:-}; do
+	for _ in $(seq 300); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+done
+go test -c -o "$tmp/direct.test" ./host/store/aerospike
 
-redis-benchmark -p "$PPORT" -c 50 -n "$N" -r 100000 -t get,set,incr -q 2>/dev/null | tr '\r' '\n' |
-	awk -F': ' '/requests per second/ {split($2, a, " "); print $1, a[1]}' | sort >"$tmp/proxy"
-go test -run '^$' -bench 'DirectClient' -benchtime "${N}x" ./host/store/aerospike 2>/dev/null |
-	awk '/DirectClient\// {split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); for (i = 1; i <= NF; i++) if ($(i+1) == "ops/s") print n[2], $i}' | sort >"$tmp/direct"
-printf '%-6s %12s %12s %7s\n' test respike direct ratio
-join "$tmp/proxy" "$tmp/direct" | awk '{printf "%-6s %12.0f %12.0f %7.2f\n", $1, $2, $3, $2/$3}'
-echo "errors through respike: $(redis-cli -p "$PPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')"
+ticks=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # a daemon's user+system ticks
+
+# rb NAME ARGS...: one redis-benchmark run per test against our daemon
+# (RBPID/RBPORT select another), rows "NAME/TEST rps cpu_us_per_cmd p50 p99"
+# into $tmp/rows.
+rb() {
+	local name=$1 t c0 c1 n p=${RBPORT:-$PPORT} d=${RBPID:-$pid}
+	shift
+	for t in $(echo "$TESTS" | tr ',' ' '); do
+		n=$N
+		[[ " $* " == *" -c 1 "* ]] && n=$N1
+		c0=$(cpu "$d")
+		# redis-benchmark exits non-zero on an error reply (a timeout of
+		# an overloaded cluster): the run's row is then missing, and the
+		# error count at the end says so.
+		{ redis-benchmark -p "$p" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null || true; } | tr -d '"' |
+			awk -F, -v name="$name" 'NR > 1 {printf "%s/%s %s - %s %s\n", name, $1, $2, $5, $7}' >"$tmp/one"
+		c1=$(cpu "$d")
+		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" \
+			'{$3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print}' "$tmp/one" >>"$tmp/rows"
+	done
+}
+
+# direct NAME BENCH: the Go client, rows "NAME/TEST records_per_s cpu_us_per_record - -".
+direct() {
+	local name=$1 bench=$2 t out
+	for t in GET SET INCR; do
+		out=$( { /usr/bin/time -f '%U %S' "$tmp/direct.test" -test.run '^$' -test.bench "^Benchmark$bench\$/^$t\$" \
+			-test.benchtime "${N}x" 2>&1 >&3 || true; } 3>&1)
+		echo "$out" | awk -v name="$name" -v t="$t" -v n="$N" '
+			/ops\/s/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ops/s") rps = $i}
+			NF == 2 && $1 ~ /^[0-9.]+$/ {cpu = ($1 + $2) * 1e6 / n}
+			END {printf "%s/%s %s %.1f - -\n", name, t, rps, cpu}' >>"$tmp/rows"
+	done
+}
+
+: >"$tmp/rows"
+for round in $(seq "$ROUNDS"); do
+	echo "round $round of $ROUNDS" >&2
+	TESTS=get,set,incr
+	rb "respike-c50" -c 50
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50" -c 50
+	direct "direct-1" DirectClient
+	rb "respike-c50-P16" -c 50 -P 16
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50-P16" -c 50 -P 16
+	direct "direct-16" DirectClientBatch
+	rb "respike-c1" -c 1
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1" -c 1
+	rb "respike-c1-P16" -c 1 -P 16
+	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1-P16" -c 1 -P 16
+	if [ -n "$SUITE" ]; then
+		TESTS=$SUITE
+		rb "suite-c50" -c 50
+		rb "suite-c50-P16" -c 50 -P 16
+	fi
+done
+
+python3 - "$tmp/rows" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) != 5:
+        continue
+    r = rows.setdefault(f[0], [[], [], [], []])
+    for i, v in enumerate(f[1:]):
+        try:
+            r[i].append(float(v))
+        except ValueError:
+            pass
+
+def mm(vals, fmt):
+    if not vals:
+        return "-"
+    return (fmt + " / " + fmt) % (min(vals), statistics.median(vals))
+
+print("%-22s %22s %16s %16s %16s" % ("run/test", "rate/s min / median", "cpu µs/cmd", "p50 ms", "p99 ms"))
+for k in sorted(rows):
+    r = rows[k]
+    print("%-22s %22s %16s %16s %16s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f")))
+
+print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
+for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
+    for t in ("GET", "SET", "INCR"):
+        a, b = rows.get(ours + "/" + t), rows.get(theirs + "/" + t)
+        if not a or not b:
+            continue
+        q = [x / y for x, y in zip(a[0], b[0]) if y]
+        print("%-18s %-5s %.2f / %.2f" % (ours + " ÷ " + theirs, t, min(q), statistics.median(q)))
+PY
+errs=$(redis-cli -p "$PPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
+echo "error replies through respike: $errs"
+if [ -n "${BASE:-}" ]; then
+	errs=$(redis-cli -p "$BPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
+	echo "error replies through the base build: $errs"
+fi

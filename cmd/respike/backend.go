@@ -29,5 +29,7 @@ func openAerospike(ctx context.Context, cfg config.Aerospike) (store.Store, erro
 		MaxRetries:          cfg.MaxRetries,
 		ConnectionQueueSize: cfg.ConnectionQueueSize,
 		MaxRecordBytes:      int(cfg.MaxRecordBytes),
+		BatchSize:           cfg.BatchSize,
+		BatchCalls:          cfg.BatchCalls,
 	}, slog.Default())
 }

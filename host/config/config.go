@@ -88,6 +88,13 @@ type Aerospike struct {
 	// MaxRecordBytes is the namespace's record size limit; writes that would
 	// exceed it are refused with a clear error.
 	MaxRecordBytes Size `toml:"max_record_bytes"`
+	// BatchSize is the most records one gathered batch call carries;
+	// requests that arrive while BatchCalls calls are in flight go together
+	// in the next call, or at once when they fill one. 1 turns gathering off.
+	BatchSize int `toml:"batch_size"`
+	// BatchCalls is how many calls may be in flight before requests wait
+	// to be gathered.
+	BatchCalls int `toml:"batch_calls"`
 }
 
 // Commands configures the command modules.
@@ -135,6 +142,8 @@ func Defaults() Config {
 			MaxRetries:          2,
 			ConnectionQueueSize: 256,
 			MaxRecordBytes:      1 << 20,
+			BatchSize:           64,
+			BatchCalls:          2,
 		},
 		Commands: Commands{
 			Dir:            "commands",
@@ -261,6 +270,12 @@ func (c *Config) Validate() error {
 	}
 	if a.MaxRecordBytes < 0 {
 		bad("aerospike.max_record_bytes", "must not be negative, got %d", a.MaxRecordBytes)
+	}
+	if a.BatchSize < 1 || a.BatchSize > 5000 {
+		bad("aerospike.batch_size", "must be 1 (no gathering) to 5000, got %d", a.BatchSize)
+	}
+	if a.BatchCalls < 1 {
+		bad("aerospike.batch_calls", "must be at least 1, got %d", a.BatchCalls)
 	}
 
 	if c.Commands.Dir == "" {

@@ -42,6 +42,8 @@ namespace = "cache"
 set = "kv"
 total_timeout = "250ms"
 max_record_bytes = 131072
+batch_size = 32
+batch_calls = 4
 
 [commands]
 dir = "/opt/respike/commands"
@@ -65,6 +67,7 @@ level = "debug"
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"
 	want.Aerospike.TotalTimeout = Duration(250 * time.Millisecond)
 	want.Aerospike.MaxRecordBytes = 131072
+	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
 		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32}
 	want.Log.Level = "debug"
@@ -102,6 +105,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"negative poll", "[server]\nblock_poll_interval = \"-1s\"\n", []string{"server.block_poll_interval"}},
 		{"sub-millisecond poll", "[server]\nblock_poll_interval = \"10us\"\n", []string{"server.block_poll_interval"}},
 		{"bad module command setting", "[server]\nenable_module_command = \"maybe\"\n", []string{"server.enable_module_command"}},
+		{"no batch size", "[aerospike]\nbatch_size = 0\n", []string{"aerospike.batch_size"}},
+		{"no batch calls", "[aerospike]\nbatch_calls = 0\n", []string{"aerospike.batch_calls"}},
 		{"half of a TLS pair", "[aerospike]\ntls_cert_file = \"c.pem\"\n", []string{"aerospike.tls_cert_file"}},
 		{"several bad values at once", "[server]\ndatabases = 0\nmax_clients = 0\n",
 			[]string{"server.databases", "server.max_clients"}},

@@ -273,16 +273,17 @@ func (v *version) blocked(ans, out []byte, blk *Block) []byte {
 	return out
 }
 
-// ExecBatch runs items, a client's pipelined commands, in order, appending
-// each reply to out and setting each item's End. Consecutive commands of
-// one module and database run in one guest call where the module supports
-// it: a call into a guest costs about as much as a short command.
+// execSerial runs items, a client's pipelined commands, one after another
+// (ExecBatch), appending each reply to out and setting each item's End.
+// Consecutive commands of one module and database run in one guest call
+// where the module supports it: a call into a guest costs about as much as
+// a short command.
 //
-// A command that blocks ends the run when blk is not nil: ExecBatch
+// A command that blocks ends the run when blk is not nil: execSerial
 // returns with blk filled (see ExecBlock) and blk.Index the command's
 // item, whose End is not set; the items after it have not run. With blk
 // nil, a command that blocks answers its timeout reply (inside MULTI).
-func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
+func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
 	if blk != nil {
 		blk.Blocked = false
 	}

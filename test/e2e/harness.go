@@ -174,8 +174,11 @@ func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, log
 		Deadline:       5 * time.Second,
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
-		NoInline:       noInline,
-		Logger:         logger,
+		// RESPIKE_TEST_NOINLINE=1 makes the embedded store's requests wait
+		// and resume, as Aerospike's do: pipelines then take the overlapped
+		// path (host/module/overlap.go) without a cluster.
+		NoInline: noInline || os.Getenv("RESPIKE_TEST_NOINLINE") != "",
+		Logger:   logger,
 	}, reg)
 	if err != nil {
 		return nil, err

@@ -61,7 +61,23 @@ type Config struct {
 	// more bytes than this with RecordTooBig before sending it. Set it to the
 	// namespace's max-record-size to get a clear error early.
 	MaxRecordBytes int
+	// BatchSize is the most records one gathered batch call carries:
+	// record requests that arrive while BatchCalls calls are in flight wait
+	// and go together in the next call, or at once when they fill one
+	// (default 64; 1 turns gathering off, every request then goes at once
+	// on its own).
+	BatchSize int
+	// BatchCalls is how many calls may be in flight before requests wait
+	// to be gathered (default 2). A request that finds fewer in flight
+	// goes at once.
+	BatchCalls int
 }
+
+// Defaults of the gathering of requests into batch calls.
+const (
+	defaultBatchSize  = 64
+	defaultBatchCalls = 2
+)
 
 // defaultSet is the set of database 0 when Config.Set is empty.
 const defaultSet = "respike"
@@ -89,6 +105,8 @@ type Store struct {
 	closeOne sync.Once
 
 	plans sync.Pool // *[]plan
+
+	co *coalescer // gathers concurrent record requests; nil when off
 }
 
 var _ store.Store = (*Store)(nil)
@@ -118,6 +136,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Store, error) {
 		hosts: hosts,
 		cpol:  cpol,
 		tr:    newTranslator(),
+	}
+	if cfg.BatchSize > 1 {
+		s.co = newCoalescer(cfg.BatchCalls, cfg.BatchSize, runJobs)
 	}
 	for db := 0; db < 16; db++ {
 		s.sets = append(s.sets, setName(cfg.Set, db))
@@ -165,6 +186,12 @@ func (c *Config) fill() error {
 	}
 	if c.ConnectionQueueSize <= 0 {
 		c.ConnectionQueueSize = 256
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = defaultBatchSize
+	}
+	if c.BatchCalls <= 0 {
+		c.BatchCalls = defaultBatchCalls
 	}
 	return nil
 }

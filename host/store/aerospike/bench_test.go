@@ -145,23 +145,7 @@ func BenchmarkExec(b *testing.B) {
 // between: the baseline scripts/bench-aerospike.sh compares respike against.
 // Skipped without RESPIKE_TEST_AEROSPIKE.
 func BenchmarkDirectClient(b *testing.B) {
-	addr := serverAddr()
-	if addr == "" {
-		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
-	}
-	host, portStr, _ := strings.Cut(addr, ":")
-	port, _ := strconv.Atoi(portStr)
-	client, err := as.NewClient(host, port)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	// Keys spread over 100,000 names, as redis-benchmark -r 100000 does, so
-	// neither side measures one hot record.
-	key := func() *as.Key {
-		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
-		return k
-	}
+	client, key := directClient(b)
 	val := []byte("xxx") // redis-benchmark's default 3-byte payload
 	wp := as.NewWritePolicy(0, as.TTLDontExpire)
 	ops := map[string]func() error{
@@ -192,5 +176,75 @@ func BenchmarkDirectClient(b *testing.B) {
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
+	}
+}
+
+// BenchmarkDirectClientBatch is BenchmarkDirectClient with 16 records per
+// call (BatchOperate), 50 goroutines: what the Go client does at best with
+// redis-benchmark -P 16's records, the baseline of respike's pipelined
+// figures. ops/s counts records.
+func BenchmarkDirectClientBatch(b *testing.B) {
+	client, key := directClient(b)
+	const per = 16
+	val := []byte("xxx")
+	bwp := as.NewBatchWritePolicy()
+	bwp.Expiration = as.TTLDontExpire
+	ops := map[string]func() as.BatchRecordIfc{
+		"GET": func() as.BatchRecordIfc { return as.NewBatchReadOps(nil, key(), as.GetBinOp("v")) },
+		"SET": func() as.BatchRecordIfc { return as.NewBatchWrite(bwp, key(), as.PutOp(as.NewBin("v", val))) },
+		"INCR": func() as.BatchRecordIfc {
+			return as.NewBatchWrite(bwp, key(), as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n"))
+		},
+	}
+	for _, name := range []string{"GET", "SET", "INCR"} {
+		mk := ops[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				bp := as.NewBatchPolicy()
+				recs := make([]as.BatchRecordIfc, 0, per)
+				flush := func() bool {
+					if len(recs) == 0 {
+						return true
+					}
+					err := client.BatchOperate(bp, recs)
+					recs = recs[:0]
+					if err != nil {
+						b.Error(err)
+						return false
+					}
+					return true
+				}
+				for pb.Next() {
+					if recs = append(recs, mk()); len(recs) == per && !flush() {
+						return
+					}
+				}
+				flush()
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+}
+
+// directClient connects the Go client to the test server (closed when b
+// ends) and returns it with a source of keys spread over 100,000 names, as
+// redis-benchmark -r 100000 does, so that neither side measures one hot
+// record.
+func directClient(b *testing.B) (*as.Client, func() *as.Key) {
+	addr := serverAddr()
+	if addr == "" {
+		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
+	}
+	host, portStr, _ := strings.Cut(addr, ":")
+	port, _ := strconv.Atoi(portStr)
+	client, err := as.NewClient(host, port)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	return client, func() *as.Key {
+		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
+		return k
 	}
 }

@@ -48,16 +48,16 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 	}
 
 	var err error
-	if live <= 1 {
-		for i := range req.Calls {
-			if p := &(*plans)[i]; p.static == codec.OK {
-				if err = x.single(&req.Calls[i], p, &resp.Results[i]); err != nil {
-					break
-				}
-			}
-		}
-	} else {
-		err = x.batch(req.Calls, *plans, resp.Results)
+	switch {
+	case live == 0:
+	case x.s.co != nil:
+		j := getJob()
+		j.x, j.calls, j.plans, j.results, j.size = x, req.Calls, *plans, resp.Results, live
+		x.s.co.do(j)
+		err = j.err
+		putJob(j)
+	default:
+		err = x.own(req.Calls, *plans, resp.Results, live)
 	}
 	var fe *errFatal
 	if errors.As(err, &fe) {
@@ -530,21 +530,67 @@ func groupEnd(calls []codec.Call, plans []plan, start int, seen map[string]struc
 }
 
 func (x *execCtx) batchGroup(calls []codec.Call, plans []plan, results []codec.Result) error {
-	recs := make([]as.BatchRecordIfc, 0, len(calls))
-	idx := make([]int, 0, len(calls))
-	keys := make([]*as.Key, len(calls))
-	var alone []int // calls a batch cannot carry
+	var fatal error
+	es := make([]member, 0, len(calls))
 	for i := range calls {
-		p := &plans[i]
-		if p.static != codec.OK {
+		if plans[i].static == codec.OK {
+			es = append(es, member{x: x, call: &calls[i], p: &plans[i], res: &results[i], fatal: &fatal})
+		}
+	}
+	runEntries(es)
+	return fatal
+}
+
+// member is one call in a batch call, and the request it belongs to: calls
+// of several requests (several connections' commands) may share a batch.
+type member struct {
+	x     *execCtx // the request's database, client and time budget
+	call  *codec.Call
+	p     *plan
+	res   *codec.Result
+	key   *as.Key
+	fatal *error // the request's failure (an *errFatal); its other calls stop
+}
+
+// failed reports whether the entry's request has failed as a whole; its
+// remaining calls then need not run.
+func (e *member) failed() bool { return *e.fatal != nil }
+
+// finished records a call's outcome error: a failure of its whole request.
+func (e *member) finished(err error) {
+	if err != nil && *e.fatal == nil {
+		*e.fatal = err
+	}
+}
+
+// runEntries runs calls on distinct records as one batch operate. Each record's result
+// answers only its own call: a filtered-out guard, a generation conflict or
+// an overflow check is that call's, and a record the server refused with
+// KEY_BUSY runs again alone, retried as single calls are. Calls a batch
+// cannot carry run alone after it.
+func runEntries(es []member) {
+	if len(es) == 1 {
+		// One record: an operate, cheaper than a batch of one.
+		if e := &es[0]; !e.failed() {
+			e.finished(e.x.single(e.call, e.p, e.res))
+		}
+		return
+	}
+	recs := make([]as.BatchRecordIfc, 0, len(es))
+	idx := make([]int, 0, len(es))
+	var alone []int // calls a batch cannot carry
+	for i := range es {
+		e := &es[i]
+		if e.failed() {
 			continue
 		}
-		key, err := x.key(calls[i].Key)
+		p := e.p
+		key, err := e.x.key(e.call.Key)
 		if err != nil {
-			failResult(&results[i], codec.InvalidOperation, "aerospike: "+err.Error())
+			failResult(e.res, codec.InvalidOperation, "aerospike: "+err.Error())
 			continue
 		}
-		keys[i] = key
+		e.key = key
 		switch {
 		case p.write && p.getAll >= 0:
 			// A batch write makes every op answer, which a read of all
@@ -572,37 +618,43 @@ func (x *execCtx) batchGroup(calls []codec.Call, plans []plan, results []codec.R
 	}
 
 	if len(recs) > 0 {
-		bp := as.NewBatchPolicy()
-		bp.BasePolicy = x.base(false)
-		bp.MaxRetries = 0 // a batch may hold writes
-		bp.ConcurrentNodes = 0
-		bp.RespondAllKeys = true
-		err := x.c.BatchOperate(bp, recs)
+		x := es[idx[0]].x
+		err := x.c.BatchOperate(batchPolicy(es), recs)
 		if err != nil {
 			if c := classify(err); c != classRecord && !anyAnswered(recs) {
-				return &errFatal{err: err, class: c}
+				for _, i := range idx {
+					es[i].finished(&errFatal{err: err, class: c})
+				}
+				return
 			}
 		}
 		for j, r := range recs {
-			i := idx[j]
+			e := &es[idx[j]]
+			if e.failed() {
+				continue
+			}
 			br := r.BatchRec()
+			if br.ResultCode == types.KEY_BUSY {
+				// Refused before it was applied: run it alone, which
+				// retries it within the request's budget.
+				resetResult(e.res, len(e.call.Ops))
+				e.finished(e.x.single(e.call, e.p, e.res))
+				continue
+			}
 			var rerr error
 			if br.ResultCode != types.OK {
 				// Per-record codes, including a node that did not answer,
 				// fail only this call.
 				rerr = &recordError{rc: br.ResultCode, err: br.Err}
 			}
-			if err := x.finish(&calls[i], &plans[i], keys[i], br.Record, rerr, &results[i], plans[i].write); err != nil {
-				return err
-			}
+			e.finished(e.x.finish(e.call, e.p, e.key, br.Record, rerr, e.res, e.p.write))
 		}
 	}
 	for _, i := range alone {
-		if err := x.single(&calls[i], &plans[i], &results[i]); err != nil {
-			return err
+		if e := &es[i]; !e.failed() {
+			e.finished(e.x.single(e.call, e.p, e.res))
 		}
 	}
-	return nil
 }
 
 // anyAnswered reports whether the server answered any record of a batch.

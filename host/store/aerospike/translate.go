@@ -303,7 +303,16 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 	}
 
 	if replace && p.write {
-		p.add(t.opDelete, slot{op: -1, entry: true})
+		if onlyPlainPuts(call) && pol.DeleteIfEmpty == "" {
+			// A call made only of bin writes (SET, SETEX, MSET) is what
+			// Aerospike's own REPLACE accepts: one write, no delete first.
+			p.exists = as.REPLACE
+			if pol.Exists == codec.ExistsReplaceOnly {
+				p.exists = as.REPLACE_ONLY
+			}
+		} else {
+			p.add(t.opDelete, slot{op: -1, entry: true})
+		}
 		p.clearAll()
 	}
 	hasReads := false
@@ -377,6 +386,23 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 	default:
 		p.filter = p.bound
 	}
+}
+
+// onlyPlainPuts reports whether every op of call writes a scalar value to a
+// bin: the calls Aerospike's REPLACE accepts (it refuses reads, modify,
+// CDT and bin-delete ops; a map bin is written with a CDT op).
+func onlyPlainPuts(call *codec.Call) bool {
+	for i := range call.Ops {
+		op := &call.Ops[i]
+		if op.Code != codec.OpPut {
+			return false
+		}
+		switch op.Value.Kind {
+		case codec.KindNil, codec.KindMap, codec.KindList:
+			return false
+		}
+	}
+	return true
 }
 
 // binNote says what an earlier op of the call did to a bin, so that adds

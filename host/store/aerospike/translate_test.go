@@ -324,18 +324,26 @@ func TestTranslatePolicy(t *testing.T) {
 		expire uint32
 		gen    uint32
 		first  *as.Operation // a leading op respike adds, or nil
+		add    bool          // an add after the put: not a plain replacing write
 	}{
-		{"defaults keep the TTL", codec.Policy{}, as.UPDATE, as.TTLDontUpdate, 0, nil},
-		{"never", codec.Policy{TTL: codec.TTLNever}, as.UPDATE, as.TTLDontExpire, 0, nil},
-		{"seconds", codec.Policy{TTL: codec.TTLSeconds, Seconds: 100}, as.UPDATE, 100, 0, nil},
-		{"update only", codec.Policy{Exists: codec.ExistsUpdateOnly}, as.UPDATE_ONLY, as.TTLDontUpdate, 0, nil},
-		{"create only", codec.Policy{Exists: codec.ExistsCreateOnly}, as.CREATE_ONLY, as.TTLDontUpdate, 0, nil},
-		{"replace deletes every bin first", codec.Policy{Exists: codec.ExistsReplace}, as.UPDATE, as.TTLDontUpdate, 0, as.DeleteOp()},
-		{"replace only", codec.Policy{Exists: codec.ExistsReplaceOnly}, as.UPDATE_ONLY, as.TTLDontUpdate, 0, as.DeleteOp()},
-		{"generation", codec.Policy{Generation: 9}, as.UPDATE, as.TTLDontUpdate, 9, nil},
+		{"defaults keep the TTL", codec.Policy{}, as.UPDATE, as.TTLDontUpdate, 0, nil, false},
+		{"never", codec.Policy{TTL: codec.TTLNever}, as.UPDATE, as.TTLDontExpire, 0, nil, false},
+		{"seconds", codec.Policy{TTL: codec.TTLSeconds, Seconds: 100}, as.UPDATE, 100, 0, nil, false},
+		{"update only", codec.Policy{Exists: codec.ExistsUpdateOnly}, as.UPDATE_ONLY, as.TTLDontUpdate, 0, nil, false},
+		{"create only", codec.Policy{Exists: codec.ExistsCreateOnly}, as.CREATE_ONLY, as.TTLDontUpdate, 0, nil, false},
+		{"plain puts replace", codec.Policy{Exists: codec.ExistsReplace}, as.REPLACE, as.TTLDontUpdate, 0, nil, false},
+		{"plain puts replace only", codec.Policy{Exists: codec.ExistsReplaceOnly}, as.REPLACE_ONLY, as.TTLDontUpdate, 0, nil, false},
+		{"replace with a modify op deletes every bin first", codec.Policy{Exists: codec.ExistsReplace}, as.UPDATE, as.TTLDontUpdate, 0, as.DeleteOp(), true},
+		{"replace only with a modify op", codec.Policy{Exists: codec.ExistsReplaceOnly}, as.UPDATE_ONLY, as.TTLDontUpdate, 0, as.DeleteOp(), true},
+		{"generation", codec.Policy{Generation: 9}, as.UPDATE, as.TTLDontUpdate, 9, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			call := &codec.Call{Key: []byte("k"), Policy: c.pol, Ops: []codec.Op{{Code: codec.OpPut, Bin: "v", Value: codec.Int(1)}}}
+			n := 1
+			if c.add {
+				call.Ops = append(call.Ops, codec.Op{Code: codec.OpAdd, Bin: "n", Value: codec.Int(1)})
+				n++
+			}
 			p := translateCall(t, call)
 			if p.static != codec.OK {
 				t.Fatalf("static %d: %s", p.static, p.staticMsg)
@@ -343,9 +351,8 @@ func TestTranslatePolicy(t *testing.T) {
 			if p.exists != c.exists || p.expire != c.expire || p.gen != c.gen {
 				t.Errorf("exists %v expire %d gen %d, want %v %d %d", p.exists, p.expire, p.gen, c.exists, c.expire, c.gen)
 			}
-			n := 1
 			if c.first != nil {
-				n = 2
+				n++
 				if dump(p.ops[0]) != dump(c.first) || p.slots[0].op != -1 {
 					t.Errorf("first op %s (slot %+v), want %s", dump(p.ops[0]), p.slots[0], dump(c.first))
 				}

@@ -1,0 +1,188 @@
+package module
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// On a store that waits (Aerospike), a command's time is mostly the store's
+// round trip, and a client's pipeline run one command after another pays it
+// once per command. ExecBatch therefore lets the commands of a pipeline that
+// touch different keys be in flight together: their store requests then
+// reach the store at the same moment, where they are gathered into shared
+// batch calls (host/store/aerospike, coalesce.go). Replies stay in order;
+// a command that touches a key of a command still in flight, or whose keys
+// are not known from its manifest entry (FirstKey 0, movablekeys), waits
+// until the commands before it are done, so that two commands of one
+// connection on one key never run out of order.
+//
+// The keys a command touches are the ones its manifest declares
+// (FirstKey, LastKey, Step over its arguments), as Redis's key specs say: a
+// module whose command touches other records must declare none.
+
+// maxOverlap is the most commands of a pipeline in flight at once.
+const maxOverlap = 16
+
+// maxOverlapKeys bounds the keys compared to open a window, so that a
+// pipeline of commands with many keys each costs no quadratic work.
+const maxOverlapKeys = 128
+
+// overlapGoroutines bounds the goroutines running overlapped commands in the
+// process: each holds a stack (8 KiB once it has called into a guest) while
+// its command waits on the store, so their number bounds that memory. A
+// window that finds none free ends where it is; its other commands run in
+// later windows.
+var overlapGoroutines = make(chan struct{}, 2048)
+
+// dbKey is a key of one database.
+type dbKey struct {
+	db  uint16
+	key []byte
+}
+
+// declaredKeys appends the keys its manifest entry says the command touches,
+// and reports false when they are not known.
+func declaredKeys(keys []dbKey, it *Item) ([]dbKey, bool) {
+	info := &it.Cmd.Info
+	args := it.Start.Args
+	if info.FirstKey <= 0 || info.FirstKey >= len(args) || slices.Contains(info.Flags, "movablekeys") {
+		return keys, false
+	}
+	last := info.LastKey
+	if last < 0 {
+		last += len(args)
+	}
+	last = min(last, len(args)-1)
+	step := max(info.Step, 1)
+	for i := info.FirstKey; i <= last; i += step {
+		keys = append(keys, dbKey{db: it.Start.DB, key: args[i]})
+	}
+	return keys, true
+}
+
+// overlapEnd returns the end of the window of items from start on that may
+// be in flight together: commands with declared keys, no key shared by two.
+// The window holds at least the command at start.
+func overlapEnd(items []Item, start int, scratch []dbKey) (int, []dbKey) {
+	keys, ok := declaredKeys(scratch[:0], &items[start])
+	if !ok {
+		return start + 1, keys
+	}
+	end := start + 1
+	for ; end < len(items) && end-start < maxOverlap; end++ {
+		n := len(keys)
+		var ok bool
+		if keys, ok = declaredKeys(keys, &items[end]); !ok || len(keys) > maxOverlapKeys {
+			break
+		}
+		clash := false
+		for _, k := range keys[n:] {
+			for _, o := range keys[:n] {
+				if k.db == o.db && string(k.key) == string(o.key) {
+					clash = true
+				}
+			}
+		}
+		if clash {
+			break
+		}
+	}
+	return end, keys
+}
+
+// ExecBatch runs items, a client's pipelined commands, appending each reply
+// to out in order and setting each item's End. On a store that waits,
+// commands on distinct keys are in flight together (see above); otherwise,
+// and for commands that must wait for the ones before them, they run one
+// after another, consecutive commands of one module in shared guest calls.
+//
+// A command that blocks ends the run when blk is not nil: ExecBatch
+// returns with blk filled (see ExecBlock) and blk.Index the command's
+// item, whose End is not set; the items after it have not run. With blk
+// nil, a command that blocks answers its timeout reply (inside MULTI). A
+// pipeline holding a blocking command runs one command after another, so
+// that nothing after it runs before it is served.
+func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
+	if !r.inline && len(items) > 1 && (blk == nil || !anyBlocking(items)) {
+		return r.execOverlapped(ctx, items, out)
+	}
+	return r.execSerial(ctx, items, out, blk)
+}
+
+// anyBlocking reports whether a command of items may block (its manifest
+// flags it "blocking").
+func anyBlocking(items []Item) bool {
+	for i := range items {
+		if slices.Contains(items[i].Cmd.Info.Flags, "blocking") {
+			return true
+		}
+	}
+	return false
+}
+
+// flight is a command of a window that runs on a goroutine of its own.
+type flight struct {
+	reply []byte
+	done  chan struct{}
+}
+
+var flightPool = sync.Pool{New: func() any { return &flight{done: make(chan struct{}, 1)} }}
+
+// execOverlapped runs a pipeline on a store that waits: each window of
+// commands on distinct keys is in flight together (the first on the calling
+// goroutine, the others on goroutines of their own), and their replies are
+// appended in order.
+func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) []byte {
+	var scratch []dbKey
+	var flights []*flight
+	for i := 0; i < len(items); {
+		var j int
+		j, scratch = overlapEnd(items, i, scratch)
+		if j-i == 1 {
+			// Nothing to overlap with: the usual path, which runs
+			// consecutive commands that need no store in shared guest calls.
+			k := i + 1
+			for k < len(items) {
+				if e, _ := overlapEnd(items, k, scratch); e-k > 1 {
+					break
+				}
+				k++
+			}
+			out = r.execSerial(ctx, items[i:k], out, nil)
+			i = k
+			continue
+		}
+		flights = flights[:0]
+		for k := i + 1; k < j; k++ {
+			select {
+			case overlapGoroutines <- struct{}{}:
+			default:
+				j = k // none free: the rest waits for a later window
+				continue
+			}
+			f := flightPool.Get().(*flight)
+			flights = append(flights, f)
+			go func(it *Item) {
+				f.reply = r.Exec(ctx, it.Cmd, &it.Start, f.reply[:0])
+				<-overlapGoroutines
+				f.done <- struct{}{}
+			}(&items[k])
+		}
+		it := &items[i]
+		out = r.Exec(ctx, it.Cmd, &it.Start, out)
+		it.End = len(out)
+		for n, f := range flights {
+			<-f.done
+			out = append(out, f.reply...)
+			items[i+1+n].End = len(out)
+			if cap(f.reply) > maxPooled {
+				f.reply = nil
+			}
+			flightPool.Put(f)
+		}
+		i = j
+	}
+	clear(scratch)
+	return out
+}

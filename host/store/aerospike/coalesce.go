@@ -1,0 +1,255 @@
+package aerospike
+
+import (
+	"sync"
+
+	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// A coalescer gathers the record requests that are ready at the same moment
+// into shared Aerospike calls: one round trip per Redis command is what
+// limits respike on a real cluster, and a batch call costs the client and
+// the server a fraction of a single-record call per record.
+//
+// It is opportunistic, not timed: a request that finds fewer than lanes
+// calls in flight goes at once, so a lone client waits for nothing; requests
+// that arrive while every lane is busy queue, and when a call returns the
+// queue goes as the next call, up to max calls (records) in it. A queue that
+// holds a full call's worth goes at once too, lane or not: it cannot grow
+// any more, and a burst (pipelines of many clients) would otherwise wait
+// for lanes one full call after another. The queued request at the head of
+// a call's group runs the call on its own goroutine (the coalescer has none
+// of its own); the others wait for it to finish.
+//
+// Ordering: the store's callers never have two requests on one record in
+// flight when their order matters (one connection's commands on a key
+// follow each other; host/module holds a pipeline's command back while an
+// earlier one on the same key is in flight), so requests of different jobs
+// may be answered in any order. A group's calls on one record go in
+// successive batch calls (entriesEnd), which keeps a job's own calls in
+// order.
+type coalescer struct {
+	lanes int // calls in flight before requests queue
+	max   int // records per gathered call, at most
+
+	// run performs a group of jobs as shared calls and sets each job's err.
+	run func(group []*job)
+
+	mu      sync.Mutex
+	running int    // calls in flight: up to lanes, more for full calls
+	queue   []*job // waiting, in arrival order
+	queued  int    // records in queue
+
+	// onQueue, when set (by tests), is called after a job joined the queue.
+	onQueue func()
+}
+
+// job is one Exec's records request on its way through a coalescer.
+type job struct {
+	x       *execCtx
+	calls   []codec.Call
+	plans   []plan
+	results []codec.Result
+	size    int   // calls the server has to answer (not answered statically)
+	err     error // a failure of the whole request (*errFatal), or nil
+
+	// lead, when a waiting job is woken with it, is the group this job's
+	// goroutine is to run; nil means the job was run by another.
+	lead []*job
+	wake chan struct{}
+}
+
+var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
+
+func getJob() *job { return jobPool.Get().(*job) }
+
+func putJob(j *job) {
+	lead := j.lead[:0]
+	*j = job{wake: j.wake, lead: lead}
+	jobPool.Put(j)
+}
+
+func newCoalescer(lanes, max int, run func([]*job)) *coalescer {
+	return &coalescer{lanes: max1(lanes), max: max1(max), run: run}
+}
+
+func max1(n int) int { return max(n, 1) }
+
+// do runs j, alone or gathered with others, and returns when its results
+// are in.
+func (c *coalescer) do(j *job) {
+	c.mu.Lock()
+	if c.running < c.lanes {
+		c.running++
+		c.mu.Unlock()
+		j.lead = append(j.lead[:0], j)
+		c.lead(j.lead)
+		return
+	}
+	c.queue = append(c.queue, j)
+	c.queued += j.size
+	var head *job
+	if c.queued >= c.max {
+		// A full call: it goes now, on a lane of its own.
+		c.running++
+		head = c.take()
+	}
+	c.mu.Unlock()
+	if c.onQueue != nil {
+		c.onQueue()
+	}
+	if head != nil && head != j {
+		head.wake <- struct{}{}
+	}
+	if head != j {
+		<-j.wake
+	}
+	if len(j.lead) > 0 {
+		c.lead(j.lead)
+	}
+}
+
+// lead runs group on a lane the caller holds, then hands the lane to the
+// next queued group (or frees it) before waking the group's other jobs, so
+// the next call starts as soon as possible.
+func (c *coalescer) lead(group []*job) {
+	c.run(group)
+	c.next()
+	for _, o := range group[1:] {
+		o.lead = o.lead[:0]
+		o.wake <- struct{}{}
+	}
+	group[0].lead = group[0].lead[:0]
+}
+
+// next passes the lane just freed to the queue's head, or frees it when
+// nothing is queued, or when more calls than lanes are in flight (full
+// calls took lanes of their own) and the queue is not a full call.
+func (c *coalescer) next() {
+	c.mu.Lock()
+	if len(c.queue) == 0 || (c.running > c.lanes && c.queued < c.max) {
+		c.running--
+		c.mu.Unlock()
+		return
+	}
+	head := c.take()
+	c.mu.Unlock()
+	head.wake <- struct{}{}
+}
+
+// take removes the group of the next call from the queue's head: up to max
+// records' worth of jobs (at least one), run by the first of them, whose
+// lead it sets. Called with mu held and the queue not empty.
+func (c *coalescer) take() *job {
+	n, size := 1, c.queue[0].size
+	for n < len(c.queue) && size+c.queue[n].size <= c.max {
+		size += c.queue[n].size
+		n++
+	}
+	head := c.queue[0]
+	head.lead = append(head.lead[:0], c.queue[:n]...)
+	k := copy(c.queue, c.queue[n:])
+	clear(c.queue[k:])
+	c.queue = c.queue[:k]
+	c.queued -= size
+	return head
+}
+
+// runJobs is the coalescer's run for the store: one job runs as Exec
+// always ran it (one operate for one call); several share batch operates.
+func runJobs(group []*job) {
+	if len(group) == 1 {
+		j := group[0]
+		j.err = j.x.own(j.calls, j.plans, j.results, j.size)
+		return
+	}
+	var es []member
+	for _, j := range group {
+		for i := range j.calls {
+			if j.plans[i].static != codec.OK {
+				continue
+			}
+			es = append(es, member{x: j.x, call: &j.calls[i], p: &j.plans[i], res: &j.results[i], fatal: &j.err})
+		}
+	}
+	for start := 0; start < len(es); {
+		end := entriesEnd(es, start)
+		runEntries(es[start:end])
+		start = end
+	}
+}
+
+// own runs one request's live calls: one operate for one call, batch
+// operates for several.
+func (x *execCtx) own(calls []codec.Call, plans []plan, results []codec.Result, live int) error {
+	if live > 1 {
+		return x.batch(calls, plans, results)
+	}
+	for i := range calls {
+		if p := &plans[i]; p.static == codec.OK {
+			if err := x.single(&calls[i], p, &results[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entriesEnd returns the end of the batch call that starts at es[start]:
+// it stops before a second call on a record already in it. For one
+// request's calls that keeps their order (Aerospike runs a batch's rows for
+// one record in order only when it processes the batch inline); for
+// different requests' it keeps the batch from queueing transactions on
+// one record on the server, which answers KEY_BUSY beyond a few (a hot key:
+// redis-benchmark's SADD and HSET use one key).
+func entriesEnd(es []member, start int) int {
+	var seen map[recordKey]struct{} // for large groups
+	if len(es)-start > 32 {
+		seen = make(map[recordKey]struct{}, len(es)-start)
+	}
+	for end := start; end < len(es); end++ {
+		e := &es[end]
+		if seen != nil {
+			k := recordKey{set: e.x.set, key: string(e.call.Key)}
+			if _, dup := seen[k]; dup {
+				return end
+			}
+			seen[k] = struct{}{}
+			continue
+		}
+		for k := start; k < end; k++ {
+			if sameRecord(&es[k], e) {
+				return end
+			}
+		}
+	}
+	return len(es)
+}
+
+// recordKey names a record: its set (database) and key.
+type recordKey struct{ set, key string }
+
+// sameRecord reports whether two entries address one record.
+func sameRecord(a, b *member) bool {
+	return a.x.set == b.x.set && string(a.call.Key) == string(b.call.Key)
+}
+
+// batchPolicy is the policy of a batch call that carries entries of
+// several requests: the longest time budget among them, so that none is cut
+// short by another's.
+func batchPolicy(es []member) *as.BatchPolicy {
+	x := es[0].x
+	for i := range es {
+		if es[i].x.timeout > x.timeout {
+			x = es[i].x
+		}
+	}
+	bp := as.NewBatchPolicy()
+	bp.BasePolicy = x.base(false)
+	bp.MaxRetries = 0 // a batch may hold writes
+	bp.ConcurrentNodes = 0
+	bp.RespondAllKeys = true
+	return bp
+}

@@ -8,27 +8,27 @@ import (
 func init() {
 	sdk.Register(sdk.Command{
 		Name: "blpop", Arity: -3, Flags: []string{"write", "noscript", "blocking"},
-		FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
 		Summary: "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Run:     func(c *sdk.Ctx) { runBPop(c, false) },
 	}, sdk.Command{
 		Name: "brpop", Arity: -3, Flags: []string{"write", "noscript", "blocking"},
-		FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: -2, Step: 1, Group: "list", Since: "2.0.0",
 		Summary: "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Run:     func(c *sdk.Ctx) { runBPop(c, true) },
 	}, sdk.Command{
 		Name: "blmpop", Arity: -5, Flags: []string{"write", "blocking", "movablekeys"},
-		Group: "list", Since: "1.0.0",
+		Group: "list", Since: "7.0.0",
 		Summary: "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Run:     runBLMPop,
 	}, sdk.Command{
 		Name: "blmove", Arity: 6, Flags: []string{"write", "denyoom", "noscript", "blocking"},
-		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0",
 		Summary: "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
 		Run:     runBLMove,
 	}, sdk.Command{
 		Name: "brpoplpush", Arity: 4, Flags: []string{"write", "denyoom", "noscript", "blocking"},
-		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "2.2.0",
 		Summary: "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
 		Run:     runBRPopLPush,
 	})

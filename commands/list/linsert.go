@@ -9,7 +9,7 @@ import (
 func init() {
 	sdk.Register(sdk.Command{
 		Name: "linsert", Arity: 5, Flags: []string{"write", "denyoom"},
-		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "2.2.0",
 		Summary: "Inserts an element before or after another element in a list.",
 		Run:     runLInsert,
 	})

@@ -11,12 +11,12 @@ import (
 func init() {
 	sdk.Register(sdk.Command{
 		Name: "lmove", Arity: 5, Flags: []string{"write", "denyoom"},
-		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "6.2.0",
 		Summary: "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.",
 		Run:     runLMove,
 	}, sdk.Command{
 		Name: "rpoplpush", Arity: 3, Flags: []string{"write", "denyoom"},
-		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 2, Step: 1, Group: "list", Since: "1.2.0",
 		Summary: "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
 		Run:     runRPopLPush,
 	})

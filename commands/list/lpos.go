@@ -11,7 +11,7 @@ import (
 func init() {
 	sdk.Register(sdk.Command{
 		Name: "lpos", Arity: -3, Flags: []string{"readonly"},
-		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "6.0.6",
 		Summary: "Returns the index of matching elements in a list.",
 		Run:     runLPos,
 	})

@@ -19,7 +19,7 @@ func init() {
 		Run:     func(c *sdk.Ctx) { runPop(c, true) },
 	}, sdk.Command{
 		Name: "lmpop", Arity: -4, Flags: []string{"write", "movablekeys"},
-		Group: "list", Since: "1.0.0",
+		Group: "list", Since: "7.0.0",
 		Summary: "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.",
 		Run:     runLMPop,
 	})

@@ -18,12 +18,12 @@ func init() {
 		Run:     func(c *sdk.Ctx) { push(c, true, false) },
 	}, sdk.Command{
 		Name: "lpushx", Arity: -3, Flags: []string{"write", "denyoom", "fast"},
-		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "2.2.0",
 		Summary: "Prepends one or more elements to a list only when the list exists.",
 		Run:     func(c *sdk.Ctx) { push(c, false, true) },
 	}, sdk.Command{
 		Name: "rpushx", Arity: -3, Flags: []string{"write", "denyoom", "fast"},
-		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "1.0.0",
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "list", Since: "2.2.0",
 		Summary: "Appends one or more elements to a list only when the list exists.",
 		Run:     func(c *sdk.Ctx) { push(c, true, true) },
 	})

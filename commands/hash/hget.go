@@ -188,24 +188,12 @@ func wholeDone(c *sdk.Ctx) {
 
 func runHLen(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapSize(codec.BinValue)
-	c.Exec(hlenDone)
-}
-
-func hlenDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-		c.Reply().Int(kit.IntOf(r.Value(0)))
-	case codec.NotFound:
-		c.Reply().Int(0)
-	default:
-		kit.GuardFailed(c, r)
-	}
+	c.Exec(kit.IntDone)
 }
 
 func runHExists(c *sdk.Ctx) {
 	keys := c.Values(1)
 	keys[0] = codec.Bytes(c.Arg(2))
 	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys)
-	c.Exec(hlenDone)
+	c.Exec(kit.IntDone)
 }

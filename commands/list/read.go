@@ -27,19 +27,7 @@ func init() {
 
 func runLLen(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeList).ListSize(bin)
-	c.Exec(llenDone)
-}
-
-func llenDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-		c.Reply().Int(kit.IntOf(r.Value(0)))
-	case codec.NotFound:
-		c.Reply().Int(0)
-	default:
-		failed(c, r)
-	}
+	c.Exec(kit.IntDone)
 }
 
 // runLIndex reads a range of one item: an index out of range selects

@@ -35,26 +35,12 @@ func init() {
 
 func runSCard(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapSize(codec.BinValue)
-	c.Exec(countDone)
-}
-
-// countDone answers the integer the call's first op returned; 0 for a
-// missing key.
-func countDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-		c.Reply().Int(kit.IntOf(r.Value(0)))
-	case codec.NotFound:
-		c.Reply().Int(0)
-	default:
-		kit.GuardFailed(c, r)
-	}
+	c.Exec(kit.IntDone)
 }
 
 func runSIsMember(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys(c, 2))
-	c.Exec(countDone)
+	c.Exec(kit.IntDone)
 }
 
 // runSMIsMember reads which of the members exist; the store answers them in

@@ -235,3 +235,18 @@ func Dedup(keys [][]byte, last bool) []bool {
 	}
 	return keep
 }
+
+// IntDone is the last step of a command that answers the integer its
+// call's first op returned (HLEN, SCARD, SISMEMBER, LLEN): 0 for a missing
+// key, the guard's error (GuardFailed) for a failed call.
+func IntDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(IntOf(r.Value(0)))
+	case codec.NotFound:
+		c.Reply().Int(0)
+	default:
+		GuardFailed(c, r)
+	}
+}

@@ -232,3 +232,33 @@ func ChiSquare(counts map[string]int, cells int, total int) float64 {
 	x += float64(cells-seen) * exp
 	return x
 }
+
+// Spec is what a module's manifest must say of one command, as Redis 7.0's
+// COMMAND INFO does: {arity, first key, last key}. An array, so that tables
+// of them stay one short literal per command.
+type Spec [3]int
+
+// CheckManifest checks that the manifest of the module under test is named
+// module and describes each command of want with its Spec, group and a
+// summary. Commands it does not name (test-only stand-ins) are ignored.
+func CheckManifest(t *testing.T, module, group string, want map[string]Spec) {
+	t.Helper()
+	m := sdktest.Manifest()
+	if m.Module != module {
+		t.Errorf("module name %q", m.Module)
+	}
+	found := 0
+	for _, c := range m.Commands {
+		s, ok := want[c.Name]
+		if !ok {
+			continue // a test-only stand-in
+		}
+		found++
+		if c.Arity != s[0] || c.FirstKey != s[1] || c.LastKey != s[2] || c.Group != group || c.Summary == "" {
+			t.Errorf("%s: %+v", c.Name, c)
+		}
+	}
+	if found != len(want) {
+		t.Errorf("%d of %d commands in the manifest", found, len(want))
+	}
+}

@@ -45,7 +45,11 @@ func linsertFound(c *sdk.Ctx) {
 	}
 	items := c.Values(1)
 	items[0] = codec.Bytes(c.Arg(4))
+	// The generation says no one wrote since the read; the pivot check
+	// covers a list deleted and created again meanwhile, which starts
+	// again at generation 1 and may have come back to the one read.
 	c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).Generation(gen).
+		ExpectListItem(bin, at[0].Int, codec.Bytes(c.Arg(3))).
 		ListInsert(bin, at[0].Int+c.N[0], items)
 	c.Exec(linsertDone)
 }
@@ -54,8 +58,10 @@ func linsertDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(r.Value(0).Int)
-	case codec.GenerationError, codec.NotFound:
+		c.Reply().Int(r.Value(1).Int)
+	case codec.GenerationError, codec.NotFound, codec.FilteredOut:
+		// FilteredOut: the pivot moved, or the key is no longer a list
+		// (the next read answers WRONGTYPE).
 		if retry(c, 1) {
 			linsertRead(c)
 		}

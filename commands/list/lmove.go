@@ -28,25 +28,29 @@ func init() {
 // so a move is several steps ordered so that the element is never lost,
 // whatever step the proxy dies after:
 //
-//  1. read the source's end item and the source's generation;
+//  1. read the source's end item;
 //  2. push the item to the destination (creating it; WRONGTYPE here
 //     changes nothing);
-//  3. pop the source's end under the generation read in 1.
+//  3. pop the source's end, on condition that it is still an equal item
+//     (codec.OpExpectListItem).
 //
-// Between 2 and 3 the item is in both lists. If the source changed between
-// 1 and 3, the pop fails and the move reads the source's end again: if it
-// is still an equal item, the move pops that one (under the new
-// generation), which is the same move; otherwise it takes its push back
-// (removes the destination's end item under the destination's generation,
-// if it is still an equal item) and starts again from 1. If it cannot
-// take the push back because the destination changed too, it answers an
-// error and the item stays in both lists. After kit.RetryFor it
-// answers kit.Contention likewise.
+// Between 2 and 3 the item is in both lists. If the source's end is no
+// longer an equal item at 3 (another client took it), the move takes its
+// push back, on condition that the destination's end is still an equal
+// item, and starts again from 1. If it cannot take the push back because
+// the destination changed too, it answers an error and the item stays in
+// both lists. After kit.RetryFor it answers kit.Contention, having
+// changed nothing.
 //
-// On one key (rotation) the move reads the end item and its generation,
-// then pops it and pushes it back at the other end in one operate under
-// that generation, starting again if another client wrote in between;
-// from and to the same end it only reads.
+// The conditions compare items, not generations: a list emptied (so
+// deleted) and pushed to again is a new record that starts again at
+// generation 1, so a generation read at 1 can match a different list and a
+// pop guarded by it would take another client's element.
+//
+// On one key (rotation) the move reads the end item, then pops it and
+// pushes it back at the other end in one operate on condition that the end
+// is still an equal item, starting again otherwise; from and to the same
+// end it only reads.
 //
 // Ctx.N slots of a move; BLMOVE and BRPOPLPUSH reuse them and call
 // moveStart on their first try, blocking when moveNone would answer.
@@ -54,7 +58,6 @@ const (
 	mFrom  = 0 // 1 when popping from the right of the source
 	mTo    = 1 // 1 when pushing to the right of the destination
 	mTries = 2 // attempts
-	mGen   = 3 // generation of the record being changed (source or destination)
 	mSrc   = 4 // argument index of the source (the destination follows)
 )
 
@@ -128,38 +131,41 @@ func moveRead(c *sdk.Ctx) {
 	}
 	// The item is copied into B: the next request reuses the result.
 	c.B = kit.AppendStr(c.B[:0], items[0])
-	c.N[mGen] = int64(r.Generation)
 	if bytes.Equal(src(c), dst(c)) {
 		rotate(c)
 		return
 	}
-	push := c.Values(1)
-	push[0] = codec.Bytes(c.B)
 	call := c.Record(dst(c)).Guard(codec.TypeList).Put(codec.BinType, tagList)
-	if c.N[mTo] != 0 {
-		call.ListAppend(bin, push)
-	} else {
-		call.ListInsert(bin, 0, push)
-	}
+	pushItem(c, call)
 	c.Exec(movePushed)
 }
 
+// pushItem adds the moved item at the destination's end to call.
+func pushItem(c *sdk.Ctx, call *codec.Call) {
+	items := c.Values(1)
+	items[0] = codec.Bytes(c.B)
+	if c.N[mTo] != 0 {
+		call.ListAppend(bin, items)
+	} else {
+		call.ListInsert(bin, 0, items)
+	}
+}
+
+// takeEnd adds to call: remove the end item of the list (the right end
+// when right is 1) on condition that it is still the moved item.
+func takeEnd(c *sdk.Ctx, call *codec.Call, right int64) *codec.Call {
+	return call.Exists(codec.ExistsUpdateOnly).ExpectListItem(bin, end(right), codec.Bytes(c.B)).
+		ListRemoveByIndex(bin, codec.ReturnNone, end(right), 1)
+}
+
 // rotate moves the end item of one list to its other end, in one operate
-// under the generation the item was read with.
+// on condition that the end is still that item.
 func rotate(c *sdk.Ctx) {
 	if c.N[mFrom] == c.N[mTo] {
 		c.Reply().Bulk(c.B) // popped and pushed back where it was
 		return
 	}
-	push := c.Values(1)
-	push[0] = codec.Bytes(c.B)
-	call := c.Record(src(c)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).Generation(uint32(c.N[mGen])).
-		ListRemoveByIndex(bin, codec.ReturnNone, end(c.N[mFrom]), 1)
-	if c.N[mTo] != 0 {
-		call.ListAppend(bin, push)
-	} else {
-		call.ListInsert(bin, 0, push)
-	}
+	pushItem(c, takeEnd(c, c.Record(src(c)).Guard(codec.TypeList), c.N[mFrom]))
 	c.Exec(rotated)
 }
 
@@ -168,7 +174,9 @@ func rotated(c *sdk.Ctx) {
 	switch r.Code {
 	case codec.OK:
 		c.Reply().Bulk(c.B)
-	case codec.GenerationError, codec.NotFound:
+	case codec.FilteredOut, codec.NotFound:
+		// The end changed (or the key is no longer a list, which the
+		// next read answers with WRONGTYPE).
 		if retry(c, mTries) {
 			moveStart(c)
 		}
@@ -184,12 +192,7 @@ func movePushed(c *sdk.Ctx) {
 		failed(c, r) // nothing moved
 		return
 	}
-	movePop(c)
-}
-
-func movePop(c *sdk.Ctx) {
-	c.Record(src(c)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(bin).Generation(uint32(c.N[mGen])).
-		ListRemoveByIndex(bin, codec.ReturnNone, end(c.N[mFrom]), 1)
+	takeEnd(c, c.Record(src(c)).Guard(codec.TypeList).DeleteIfEmpty(bin), c.N[mFrom])
 	c.Exec(movePopped)
 }
 
@@ -198,73 +201,16 @@ func movePopped(c *sdk.Ctx) {
 	switch r.Code {
 	case codec.OK:
 		c.Reply().Bulk(c.B)
-	case codec.GenerationError, codec.NotFound:
-		// The source changed since step 1: is its end still our item?
-		if !moveRetry(c) {
-			return
-		}
-		c.Record(src(c)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnValue, end(c.N[mFrom]), 1)
-		c.Exec(moveRecheck)
+	case codec.FilteredOut, codec.NotFound:
+		// Another client took the source's end (or made the key
+		// something else): take our push back, then start again.
+		takeEnd(c, c.Record(dst(c)).Guard(codec.TypeList).DeleteIfEmpty(bin), c.N[mTo])
+		c.Exec(moveUndone)
 	default:
-		// The source cannot be popped (it is no longer a list, or the
-		// store failed): the item stays in both lists.
+		// The source cannot be popped (the store failed): the item
+		// stays in both lists.
 		failed(c, r)
 	}
-}
-
-// moveRetry counts an attempt; when kit.RetryFor has passed it answers
-// that the item may be in both lists.
-func moveRetry(c *sdk.Ctx) bool {
-	c.N[mTries]++
-	if !kit.Again(c) {
-		c.Error(errMoveContention)
-		return false
-	}
-	return true
-}
-
-// errMoveContention answers a move that lost the race for its keys
-// for kit.RetryFor after pushing: the element is in the destination and
-// may still be in the source.
-const errMoveContention = "ERR respike: the source list kept changing during LMOVE; the element was pushed to the destination and may also still be in the source"
-
-func moveRecheck(c *sdk.Ctx) {
-	r := c.Result(0)
-	if r.OK() {
-		if items := r.Value(0).List; len(items) > 0 && string(kit.AppendStr(nil, items[0])) == string(c.B) {
-			c.N[mGen] = int64(r.Generation)
-			movePop(c)
-			return
-		}
-	} else if r.Code != codec.NotFound {
-		failed(c, r)
-		return
-	}
-	// Someone else took it: take our push back, then start again.
-	c.Record(dst(c)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnValue, end(c.N[mTo]), 1)
-	c.Exec(moveUndoRead)
-}
-
-func moveUndoRead(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		// Someone emptied the destination, our push included.
-		c.Error(errMoveUndo)
-		return
-	default:
-		failed(c, r)
-		return
-	}
-	items := r.Value(0).List
-	if len(items) == 0 || string(kit.AppendStr(nil, items[0])) != string(c.B) {
-		c.Error(errMoveUndo)
-		return
-	}
-	c.Record(dst(c)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(bin).Generation(r.Generation).
-		ListRemoveByIndex(bin, codec.ReturnNone, end(c.N[mTo]), 1)
-	c.Exec(moveUndone)
 }
 
 // errMoveUndo answers a move whose source lost the item to another client
@@ -276,15 +222,11 @@ func moveUndone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		if moveRetry(c) {
+		if retry(c, mTries) {
 			moveStart(c)
 		}
-	case codec.GenerationError, codec.NotFound:
-		if !moveRetry(c) {
-			return
-		}
-		c.Record(dst(c)).Guard(codec.TypeList).ListGetByIndex(bin, codec.ReturnValue, end(c.N[mTo]), 1)
-		c.Exec(moveUndoRead)
+	case codec.FilteredOut, codec.NotFound:
+		c.Error(errMoveUndo)
 	default:
 		failed(c, r)
 	}

@@ -127,6 +127,70 @@ func TestMoveRaceEqualElement(t *testing.T) {
 	})
 }
 
+// When another client empties the source (deleting it) and pushes to it
+// again between LMOVE's read and its pop, the new list starts again at
+// generation 1, the generation LMOVE read: the pop must still not take the
+// new list's element in place of the one LMOVE pushed. (A pop guarded by
+// generation lost "y" here.)
+func TestMoveRaceRecreatedSource(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "src", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
+				once = false
+				var del, push codec.Call
+				del.Key = []byte("src")
+				del.Delete()
+				cmdtest.Exec(t, base, del)
+				push.Key = []byte("src")
+				push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("x")), codec.Bytes([]byte("y"))})
+				cmdtest.Exec(t, base, push)
+			}
+		}}
+		if got := h.Do("lmove", "src", "dst", "right", "left"); got != `"y"` {
+			t.Fatalf("lmove = %s, want \"y\"", got)
+		}
+		h.Store = base
+		if got := items(t, h, "src"); !slices.Equal(got, []string{"x"}) {
+			t.Errorf("source: %q", got)
+		}
+		if got := items(t, h, "dst"); !slices.Equal(got, []string{"y"}) {
+			t.Errorf("destination: %q", got)
+		}
+	})
+}
+
+// The same for a rotation: the list recreated between the read and the
+// rotation is rotated as it now is.
+func TestRotateRaceRecreated(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "l", "a", "b", "c")
+		base := h.Store
+		once := true
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if once && hasListWrite(req, codec.OpListRemoveByIndex) {
+				once = false
+				var del, push codec.Call
+				del.Key = []byte("l")
+				del.Delete()
+				cmdtest.Exec(t, base, del)
+				push.Key = []byte("l")
+				push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("x")), codec.Bytes([]byte("y"))})
+				cmdtest.Exec(t, base, push)
+			}
+		}}
+		if got := h.Do("lmove", "l", "l", "right", "left"); got != `"y"` {
+			t.Fatalf("lmove = %s, want \"y\"", got)
+		}
+		h.Store = base
+		if got := items(t, h, "l"); !slices.Equal(got, []string{"y", "x"}) {
+			t.Errorf("list: %q", got)
+		}
+	})
+}
+
 // A rotation retries when another client wrote between its read and its
 // write.
 func TestRotateRace(t *testing.T) {
@@ -202,6 +266,56 @@ func TestMoveRaceCannotUndo(t *testing.T) {
 		}
 		if got := items(t, h, "dst"); !slices.Equal(got, []string{"other", "c"}) {
 			t.Errorf("destination: %q", got)
+		}
+	})
+}
+
+// recreateBefore runs the command with the list key deleted and created
+// again as items just before the command's first write with op: the new
+// list is back at generation 1, the generation the command read.
+func recreateBefore(t *testing.T, h *sdktest.Host, key string, op codec.OpCode, cmd []string, items ...string) string {
+	t.Helper()
+	base := h.Store
+	once := true
+	h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+		if once && hasListWrite(req, op) {
+			once = false
+			var del, push codec.Call
+			del.Key = []byte(key)
+			del.Delete()
+			cmdtest.Exec(t, base, del)
+			vs := make([]codec.Value, len(items))
+			for i, s := range items {
+				vs[i] = codec.Bytes([]byte(s))
+			}
+			push.Key = []byte(key)
+			push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, vs)
+			cmdtest.Exec(t, base, push)
+		}
+	}}
+	defer func() { h.Store = base }()
+	return h.Do(cmd...)
+}
+
+// LREM with a count and LINSERT act on the list as it is when they write,
+// even when it was deleted and created again after their read (a removal
+// by the indexes read, under the generation read, took "z" here).
+func TestEditsRaceRecreatedList(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		h.Do("rpush", "l", "a", "x", "b", "x")
+		if got := recreateBefore(t, h, "l", codec.OpListRemoveByIndex, []string{"lrem", "l", "1", "x"}, "y", "z", "x"); got != "(integer) 1" {
+			t.Fatalf("lrem = %s", got)
+		}
+		if got := items(t, h, "l"); !slices.Equal(got, []string{"y", "z"}) {
+			t.Errorf("after lrem: %q", got)
+		}
+		h.Do("del", "l")
+		h.Do("rpush", "l", "a", "p", "b")
+		if got := recreateBefore(t, h, "l", codec.OpListInsert, []string{"linsert", "l", "after", "p", "new"}, "y", "z", "p"); got != "(integer) 4" {
+			t.Fatalf("linsert = %s", got)
+		}
+		if got := items(t, h, "l"); !slices.Equal(got, []string{"y", "z", "p", "new"}) {
+			t.Errorf("after linsert: %q", got)
 		}
 	})
 }

@@ -57,14 +57,18 @@ func lremFound(c *sdk.Ctx) {
 	if n < 0 {
 		abs = -abs
 	}
+	// Removals by index check each item too: the generation says no one
+	// wrote since the read, but a list deleted and created again starts
+	// again at generation 1 and may have come back to the one read.
+	elem := codec.Bytes(c.Arg(3))
 	switch {
 	case n > 0 && abs < uint64(len(at)):
 		for i := n - 1; i >= 0; i-- {
-			call.ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
+			call.ExpectListItem(bin, at[i].Int, elem).ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
 		}
 	case n < 0 && abs < uint64(len(at)):
 		for i := len(at) - 1; i >= len(at)-int(abs); i-- {
-			call.ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
+			call.ExpectListItem(bin, at[i].Int, elem).ListRemoveByIndex(bin, codec.ReturnCount, at[i].Int, 1)
 		}
 	default:
 		// Every match: one removal by value.
@@ -90,7 +94,9 @@ func lremDone(c *sdk.Ctx) {
 		if retry(c, 1) {
 			lremRead(c)
 		}
-	case codec.GenerationError:
+	case codec.GenerationError, codec.FilteredOut:
+		// FilteredOut: an item moved, or the key is no longer a list
+		// (the next read answers WRONGTYPE).
 		if retry(c, 1) {
 			lremRead(c)
 		}

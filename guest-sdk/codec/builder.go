@@ -232,6 +232,14 @@ func (c *Call) ListRemoveByValue(bin string, ret MapReturn, v Value) *Call {
 	return c.op(Op{Code: OpListRemoveByValue, Bin: bin, Return: ret, Value: v})
 }
 
+// ExpectListItem makes the call fail with FilteredOut, changing nothing,
+// unless the list in bin has an item at index equal to v: "pop the end
+// item if it is still the one I read" without trusting a generation (see
+// OpExpectListItem). An absent record passes.
+func (c *Call) ExpectListItem(bin string, index int64, v Value) *Call {
+	return c.op(Op{Code: OpExpectListItem, Bin: bin, Index: index, Value: v})
+}
+
 // Guard makes the call fail with FilteredOut unless the record is absent or
 // of type tag t.
 func (c *Call) Guard(t string) *Call { c.Policy.Guard = t; return c }

@@ -252,6 +252,16 @@ const (
 	OpListSet           // Index, Value: replaces the item at Index; returns nil; fails (OpNotApplicable on the memory store) when Index is out of bounds
 	OpListGetByValue    // Value; selects every item equal to Value; returns per Return
 	OpListRemoveByValue // Value; removes every item equal to Value; returns per Return
+
+	// OpExpectListItem is a condition, not an action: Index, Value. The
+	// call fails with FilteredOut, reading and writing nothing, unless the
+	// list in Bin has an item at Index equal to Value. It is checked
+	// against the record as it was before the call's ops, wherever it
+	// stands among them; an absent record passes, as with Policy.Guard
+	// (pair it with ExistsUpdateOnly). Returns nil. A generation cannot
+	// stand in for it: a record deleted and created again starts again at
+	// generation 1, so "same generation" does not mean "same record".
+	OpExpectListItem
 )
 
 // ReadOnly reports whether an op only reads: a call of read-only ops
@@ -263,7 +273,7 @@ func (c OpCode) ReadOnly() bool {
 	switch c {
 	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
 		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex,
-		OpListSize, OpListGetByIndex, OpListGetByValue:
+		OpListSize, OpListGetByIndex, OpListGetByValue, OpExpectListItem:
 		return true
 	}
 	return false

@@ -50,7 +50,8 @@ type plan struct {
 	exists  as.RecordExistsAction
 	expire  uint32
 	gen     uint32
-	guard   *as.Expression // packed guard, or nil
+	guard   *as.Expression // packed guard, or nil (with the expected items, when any)
+	expects []*as.Expression // OpExpectListItem conditions
 	bound   *as.Expression // overflow bounds (with the guard when cached), or nil
 	filter  *as.Expression // guard and bound together, or nil
 	tracks  []addTrack     // adds on record values (for diagnosis)
@@ -72,6 +73,7 @@ func (p *plan) reset() {
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter = nil, nil, nil
+	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }
 
@@ -359,9 +361,23 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 		p.add(b, slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
 	}
 
+	// Expected items join the guard: a diagnosis of an overflow bound
+	// then still sends them.
+	if len(p.expects) > 0 {
+		conds := p.expects
+		if pol.Guard != "" {
+			conds = append([]*as.Expression{guardExp(pol.Guard)}, conds...)
+		}
+		if len(conds) == 1 {
+			p.guard = conds[0]
+		} else {
+			p.guard = as.ExpAnd(append([]*as.Expression(nil), conds...)...) // p.expects is reused
+		}
+	}
+
 	// Overflow bounds. The usual case, one integer add on a plain bin
 	// (INCR, DECRBY), reuses a packed filter per guard, bin and delta.
-	if f, ok := t.cachedFilter(pol.Guard, p); ok {
+	if f, ok := t.cachedFilter(pol.Guard, p); ok && len(p.expects) == 0 {
 		p.bound, p.filter = f, f
 		return
 	}
@@ -679,6 +695,33 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 	case codec.OpListAppend, codec.OpListInsert, codec.OpListSize, codec.OpListGetByIndex,
 		codec.OpListRemoveByIndex, codec.OpListSet, codec.OpListGetByValue, codec.OpListRemoveByValue:
 		translateList(i, op, p)
+
+	case codec.OpExpectListItem:
+		// A condition of the filter expression, evaluated before the ops;
+		// no operation of its own, so its value stays nil. An index past
+		// the list's end makes the expression fail, which filters the
+		// record out as an unequal item does.
+		if op.Bin == "" {
+			p.fail(codec.InvalidOperation, "OpExpectListItem needs a bin")
+			return
+		}
+		var typ as.ExpType
+		var val *as.Expression
+		switch op.Value.Kind {
+		case codec.KindBytes:
+			typ, val = as.ExpTypeBLOB, as.ExpBlobVal(op.Value.Bytes)
+		case codec.KindStr:
+			typ, val = as.ExpTypeSTRING, as.ExpStringVal(string(op.Value.Bytes))
+		case codec.KindInt:
+			typ, val = as.ExpTypeINT, as.ExpIntVal(op.Value.Int)
+		case codec.KindFloat:
+			typ, val = as.ExpTypeFLOAT, as.ExpFloatVal(op.Value.Float)
+		default:
+			p.fail(codec.InvalidOperation, "OpExpectListItem compares bytes, strings or numbers, not kind %d", op.Value.Kind)
+			return
+		}
+		item := as.ExpListGetByIndex(as.ListReturnTypeValue, typ, as.ExpIntVal(op.Index), as.ExpListBin(op.Bin))
+		p.expects = append(p.expects, as.ExpEq(item, val))
 
 	default:
 		p.fail(codec.InvalidOperation, "unknown op code %d", op.Code)

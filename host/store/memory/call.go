@@ -126,6 +126,12 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
 			}
 		case codec.OpListSize:
+		case codec.OpExpectListItem:
+			switch o.Value.Kind {
+			case codec.KindBytes, codec.KindStr, codec.KindInt, codec.KindFloat:
+			default:
+				return false, &opError{codec.InvalidOperation, "memory: OpExpectListItem compares bytes, strings or numbers"}
+			}
 		case codec.OpListGetByIndex, codec.OpListGetByValue:
 			if !listReturnOK(o.Return) && o.Return.Type() != codec.ReturnBulks {
 				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
@@ -173,6 +179,32 @@ func guardPasses(bins []bin, guard string) bool {
 	return b.val.Kind == codec.KindStr && string(b.val.Bytes) == guard
 }
 
+// expectsPass reports whether every OpExpectListItem of ops holds on bins:
+// the list bin has an item at the index equal to the value. Like
+// Aerospike's filter expression, it sees the record before the ops, and a
+// missing bin, a bin that is not a list or an index out of range fails it.
+func expectsPass(bins []bin, ops []codec.Op) bool {
+	for i := range ops {
+		o := &ops[i]
+		if o.Code != codec.OpExpectListItem {
+			continue
+		}
+		b := findBin(bins, o.Bin)
+		if b == nil || b.l == nil {
+			return false
+		}
+		items := b.l.items()
+		idx := o.Index
+		if idx < 0 {
+			idx += int64(len(items))
+		}
+		if idx < 0 || idx >= int64(len(items)) || !items[idx].Equal(o.Value) {
+			return false
+		}
+	}
+	return true
+}
+
 // read runs a call without write ops, as Aerospike's read path does: a
 // missing record is NotFound; the generation check, TTL and exists policies
 // do not apply.
@@ -184,6 +216,10 @@ func read(sh *shard, slot int, c *codec.Call, res *codec.Result, now *instant) {
 	}
 	if !guardPasses(r.bins, c.Policy.Guard) {
 		fail(res, &opError{codec.FilteredOut, "memory: filtered out by the type guard"})
+		return
+	}
+	if !expectsPass(r.bins, c.Ops) {
+		fail(res, &opError{codec.FilteredOut, "memory: filtered out: a list item is not the one expected"})
 		return
 	}
 	cx := &sh.cx
@@ -228,6 +264,10 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 	}
 	if r != nil && !guardPasses(r.bins, p.Guard) {
 		fail(res, &opError{codec.FilteredOut, "memory: filtered out by the type guard"})
+		return
+	}
+	if r != nil && !expectsPass(r.bins, c.Ops) {
+		fail(res, &opError{codec.FilteredOut, "memory: filtered out: a list item is not the one expected"})
 		return
 	}
 
@@ -420,8 +460,8 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 			return codec.Nil, nil
 		}
 		return binValue(b), nil
-	case codec.OpGetHeader:
-		return codec.Nil, nil
+	case codec.OpGetHeader, codec.OpExpectListItem:
+		return codec.Nil, nil // a condition, checked before the ops
 	case codec.OpMapSize:
 		b := findBin(bins, o.Bin)
 		if b == nil {

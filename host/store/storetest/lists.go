@@ -27,6 +27,8 @@ var listCases = []testCase{
 	{"ListAtomicCall", testListAtomicCall},
 	{"ListRecordTooBig", testListRecordTooBig},
 	{"ListBulks", testListBulks},
+	{"ListExpectItem", testListExpectItem},
+	{"GenerationAfterRecreate", testGenerationAfterRecreate},
 }
 
 func bs(ss ...string) []codec.Value {
@@ -333,4 +335,64 @@ func testListBulks(e *env) {
 	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeList)))
 	r = e.ok(e.rec("nobin").ListGetByIndex(codec.BinValue, codec.ReturnBulks, 0, -1))
 	e.eq("missing bin", r.Values[0], codec.Nil)
+}
+
+// OpExpectListItem: "pop the tail if it is still x" holds only while the
+// tail is x, whatever the record's generation.
+func testListExpectItem(e *env) {
+	pop := func(name string, idx int64, want string) *codec.Call {
+		return e.rec(name).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(codec.BinValue).
+			ExpectListItem(codec.BinValue, idx, b(want)).
+			ListRemoveByIndex(codec.BinValue, codec.ReturnValue, idx, 1)
+	}
+	e.lst("k", "a", "b", "c")
+	e.fails(pop("k", -1, "b"), codec.FilteredOut)
+	e.fails(pop("k", 0, "c"), codec.FilteredOut)
+	e.fails(pop("k", 5, "c"), codec.FilteredOut)  // past the end
+	e.fails(pop("k", -9, "a"), codec.FilteredOut) // before the head
+	e.eq("unchanged", e.items("k"), list(b("a"), b("b"), b("c")))
+	r := e.ok(pop("k", -1, "c"))
+	e.eq("expect answers nil", r.Values[0], codec.Nil)
+	e.eq("popped", r.Values[1], list(b("c")))
+	e.ok(pop("k", 0, "a"))
+	e.ok(pop("k", 0, "b"))
+	e.missing("k")
+	e.fails(pop("k", 0, "b"), codec.NotFound)
+
+	// Checked before the ops: pushing the expected item in the same call
+	// does not make it pass.
+	e.lst("k2", "a")
+	e.fails(e.rec("k2").ListAppend(codec.BinValue, bs("z")).ExpectListItem(codec.BinValue, -1, b("z")), codec.FilteredOut)
+	e.eq("nothing pushed", e.items("k2"), list(b("a")))
+	// Rotation: pop the tail and push it at the head, if the tail is a.
+	e.lst("k3", "a", "b")
+	e.ok(e.rec("k3").ExpectListItem(codec.BinValue, -1, b("b")).
+		ListRemoveByIndex(codec.BinValue, codec.ReturnNone, -1, 1).ListInsert(codec.BinValue, 0, bs("b")))
+	e.eq("rotated", e.items("k3"), list(b("b"), b("a")))
+
+	// A read with the condition, and a bin that is not a list.
+	r = e.ok(e.rec("k3").ExpectListItem(codec.BinValue, 0, b("b")).ListSize(codec.BinValue))
+	e.eq("read under the condition", r.Values[1], i64(2))
+	e.fails(e.rec("k3").ExpectListItem(codec.BinValue, 0, b("a")).ListSize(codec.BinValue), codec.FilteredOut)
+	e.ok(e.rec("s").Put(codec.BinValue, b("a")))
+	e.fails(e.rec("s").ExpectListItem(codec.BinValue, 0, b("a")).Put(codec.BinValue, b("x")), codec.FilteredOut)
+	e.fails(e.rec("s").ExpectListItem("nobin", 0, b("a")).Put(codec.BinValue, b("x")), codec.FilteredOut)
+	e.fails(e.rec("s").ExpectListItem(codec.BinValue, 0, codec.Nil).Put(codec.BinValue, b("x")), codec.InvalidOperation)
+
+	// An absent record passes (as the guard does): a call that creates
+	// the record is not filtered.
+	e.ok(e.rec("new").ExpectListItem(codec.BinValue, 0, b("a")).ListAppend(codec.BinValue, bs("x")))
+	e.eq("created", e.items("new"), list(b("x")))
+}
+
+// A record deleted and written again starts again at generation 1 on both
+// stores (seen on Aerospike CE 8.1.2), so a generation read before the
+// delete matches the new record: why moves use OpExpectListItem.
+func testGenerationAfterRecreate(e *env) {
+	r := e.ok(e.rec("g").Put(codec.BinValue, b("old")))
+	first := r.Generation
+	e.ok(e.rec("g").Delete())
+	r = e.ok(e.rec("g").Put(codec.BinValue, b("new")))
+	e.eqInt("generation of the new record", int64(r.Generation), int64(first))
+	e.ok(e.rec("g").Generation(first).Put(codec.BinValue, b("stale write")))
 }

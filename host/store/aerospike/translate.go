@@ -50,13 +50,13 @@ type plan struct {
 	exists  as.RecordExistsAction
 	expire  uint32
 	gen     uint32
-	guard   *as.Expression // packed guard, or nil (with the expected items, when any)
+	guard   *as.Expression   // packed guard, or nil (with the expected items, when any)
 	expects []*as.Expression // OpExpectListItem conditions
-	bound   *as.Expression // overflow bounds (with the guard when cached), or nil
-	filter  *as.Expression // guard and bound together, or nil
-	tracks  []addTrack     // adds on record values (for diagnosis)
-	notes   []binNote      // what earlier ops did to bins, for new tracks
-	cleared bool           // an earlier op deleted every bin
+	bound   *as.Expression   // overflow bounds (with the guard when cached), or nil
+	filter  *as.Expression   // guard and bound together, or nil
+	tracks  []addTrack       // adds on record values (for diagnosis)
+	notes   []binNote        // what earlier ops did to bins, for new tracks
+	cleared bool             // an earlier op deleted every bin
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).

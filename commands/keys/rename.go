@@ -47,7 +47,11 @@ type renameOp struct {
 //     a destination created in between answers 0);
 //  3. delete key guarded by the generation read in (1). This is the
 //     rename's commit point: key is unchanged since the read, so newkey got
-//     its current value.
+//     its current value. The write of (2) carries a pending mark
+//     (kit.PendingBin) that a last write takes off after (3); a rename
+//     that reads a marked key, as its source or destination, waits for
+//     the mark to go (within kit.RetryFor) rather than build on a value
+//     that (4) may take back.
 //  4. If key changed or vanished before (3), another command came first:
 //     newkey is put back as it was before (2) — guarded by the generation
 //     (2) produced, so a later write by someone else is kept — and the
@@ -61,7 +65,7 @@ func renameStart(c *sdk.Ctx, op *renameOp) {
 	switch {
 	case string(c.Arg(1)) == string(c.Arg(2)):
 	case op.nx:
-		c.Record(c.Arg(2)).Header() // only whether it exists
+		c.Record(c.Arg(2)).Get(kit.PendingBin) // whether it exists, and its mark
 	default:
 		c.Record(c.Arg(2)).Get("")
 	}
@@ -84,6 +88,12 @@ func renameRead(c *sdk.Ctx, op *renameOp) {
 		return
 	}
 	d := c.Result(1)
+	if (r.OK() && kit.Pending(r.Value(0))) || (d.OK() && kit.Pending(d.Value(0))) {
+		// Another rename wrote one of the keys and may still take it
+		// back: wait for it to commit or undo.
+		renameRetry(c, op)
+		return
+	}
 	switch d.Code {
 	case codec.OK:
 		if op.nx {
@@ -105,6 +115,7 @@ func renameRead(c *sdk.Ctx, op *renameOp) {
 		call.Exists(codec.ExistsCreateOnly)
 	}
 	kit.CopyBins(call, r.TTL, r.Value(0))
+	kit.MarkPending(call)
 	c.Exec(func(c *sdk.Ctx) { renameWritten(c, op) })
 }
 
@@ -133,7 +144,11 @@ func renameDeleted(c *sdk.Ctx, op *renameOp) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		renameReply(c, op, true)
+		// Committed: take the pending mark off newkey, unless someone
+		// wrote it since (then the mark went with the write, or stays
+		// until PendingFor). Whatever this answers, the rename is done.
+		c.Record(c.Arg(2)).Exists(codec.ExistsUpdateOnly).Generation(op.dstGen).Put(kit.PendingBin, codec.Nil)
+		c.Exec(func(c *sdk.Ctx) { renameReply(c, op, true) })
 		return
 	case codec.GenerationError, codec.NotFound:
 	default:

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"time"
+
+	"github.com/respike/respike/commands/internal/kit"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
@@ -133,6 +136,84 @@ func TestRenameNXDestinationCreated(t *testing.T) {
 		}
 		if !once {
 			t.Fatal("the create was not intercepted")
+		}
+	})
+}
+
+// pendingMark reads key's pending mark (kit.PendingBin): Nil when absent.
+func pendingMark(t *testing.T, h *sdktest.Host, key string) codec.Value {
+	t.Helper()
+	var call codec.Call
+	call.Key = []byte(key)
+	call.Get(kit.PendingBin)
+	r := cmdtest.Exec(t, h.Store, call)
+	if r.Code != codec.OK {
+		return codec.Nil
+	}
+	return r.Values[0]
+}
+
+// setMark puts a pending mark of time ms on key, as a rename in progress
+// (or, with an old time, a dead proxy's) leaves it.
+func setMark(t *testing.T, st store.Store, key string, ms int64) {
+	t.Helper()
+	var call codec.Call
+	call.Key = []byte(key)
+	call.Put(kit.PendingBin, codec.Int(ms))
+	cmdtest.Exec(t, st, call)
+}
+
+// RENAME marks its destination while it may still take it back, and takes
+// the mark off once it has committed; the mark is not part of the value.
+func TestRenamePendingMark(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		putStr(t, h, "a", "v")
+		var seen codec.Value
+		interfereBeforeDelete(h, "a", func() { seen = pendingMark(t, h, "b") })
+		if got := h.Do("rename", "a", "b"); got != "OK" {
+			t.Fatalf("rename = %s", got)
+		}
+		if seen.Kind != codec.KindInt {
+			t.Errorf("destination between write and commit: mark %v, want a time", seen)
+		}
+		if m := pendingMark(t, h, "b"); m.Kind != codec.KindNil {
+			t.Errorf("mark after the rename: %v", m)
+		}
+		if got := get(t, h, "b"); got != "v" {
+			t.Errorf("b = %q", got)
+		}
+	})
+}
+
+// A RENAME whose source another rename has written and not committed waits
+// for the mark to go; a mark left by a dead proxy (older than
+// kit.PendingFor) is ignored and not copied.
+func TestRenameWaitsForPending(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "v")
+		setMark(t, base, "a", time.Now().UnixMilli())
+		reads := 0
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if len(req.Calls) > 0 && string(req.Calls[0].Key) == "a" && !req.Calls[0].Ops[0].Code.Writes() {
+				reads++
+				if reads == 3 {
+					setMark(t, base, "a", 0) // the other rename commits
+				}
+			}
+		}}
+		if got := h.Do("rename", "a", "b"); got != "OK" {
+			t.Fatalf("rename = %s", got)
+		}
+		h.Store = base
+		if reads < 3 {
+			t.Errorf("rename read its marked source %d times, want it to wait for the mark", reads)
+		}
+		if got := get(t, h, "b"); got != "v" {
+			t.Errorf("b = %q", got)
+		}
+		if m := pendingMark(t, h, "b"); m.Kind != codec.KindNil {
+			t.Errorf("stale mark copied: %v", m)
 		}
 	})
 }

@@ -42,6 +42,47 @@ func Clone(v codec.Value) codec.Value {
 	return out
 }
 
+// PendingBin marks a record that a RENAME wrote as its destination and has
+// not committed yet (it has not deleted its source): the rename may still
+// put the destination back as it was. It holds the time of the write in
+// Unix milliseconds; the rename removes it when it commits. A command that
+// would commit on such a value (another RENAME reading it as its source)
+// waits for the mark to go instead: committing on a value that is then
+// taken back produced outcomes no serial order gives (RENAME a b racing
+// RENAME b a lost a value). A mark older than PendingFor is left by a
+// proxy that died mid-rename, and is ignored.
+const PendingBin = "p"
+
+// PendingFor is how long a pending mark is honoured: longer than a rename
+// can take (RetryFor plus a round trip), so only a dead writer's mark
+// outlives it.
+const PendingFor = RetryFor + time.Second
+
+// Pending reports whether all, an all-bins read (or the value of
+// PendingBin alone), carries a pending mark that is still honoured.
+func Pending(all codec.Value) bool {
+	mark := all
+	if all.Kind == codec.KindMap {
+		mark = codec.Nil
+		for i := 0; i+1 < len(all.List); i += 2 {
+			if string(all.List[i].Bytes) == PendingBin {
+				mark = all.List[i+1]
+			}
+		}
+	}
+	if mark.Kind != codec.KindInt {
+		return false
+	}
+	age := time.Now().UnixMilli() - mark.Int
+	return age < PendingFor.Milliseconds() && age > -PendingFor.Milliseconds()
+}
+
+// MarkPending adds the pending mark to a rename's write of its
+// destination.
+func MarkPending(call *codec.Call) *codec.Call {
+	return call.Put(PendingBin, codec.Int(time.Now().UnixMilli()))
+}
+
 // CopyBins turns all, an all-bins read, into a write of the same record on
 // call, with the TTL ttl (as codec.Result.TTL: -1 never expires). Map bins are written with map puts that carry
 // the order their type needs (key order for hashes and sets, key-value
@@ -62,6 +103,9 @@ func CopyBins(call *codec.Call, ttl int64, all codec.Value) {
 	}
 	for i := 0; i+1 < len(all.List); i += 2 {
 		name, v := string(all.List[i].Bytes), all.List[i+1]
+		if name == PendingBin {
+			continue // the mark belongs to the record, not to its value
+		}
 		if v.Kind == codec.KindMap {
 			call.MapPut(name, order, v.List)
 			continue

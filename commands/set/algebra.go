@@ -41,27 +41,14 @@ func init() {
 // records. Results come in bytewise order (Redis's order for small integer
 // sets).
 //
-// The *STORE commands write the destination in a second request (replacing
-// whatever it held, of any type, and clearing its TTL, as Redis does, or
-// deleting it when the result is empty), and are made to behave as if they
-// ran at one instant:
-//
-//  1. the batch also reads every bin of the destination, its generation and
-//     TTL;
-//  2. the destination write is guarded by that generation (create-only when
-//     it was absent), so it replaces exactly what was read; a destination
-//     that is also a source must have been read at one generation by both
-//     calls;
-//  3. the other sources' generations are read again: when all are as in
-//     (1), every source held what was read at the moment of the write, and
-//     the command is done. Otherwise another client changed a source in
-//     between (crossed SDIFFSTOREs, an SMOVE between two sources): the
-//     destination is put back as read in (1), guarded by the generation
-//     (2) produced, and the command starts over, within kit.RetryFor.
+// The *STORE commands write the destination in a second request as
+// kit.DestStore describes: guarded by the destination's generation read in
+// the sources' batch, then checking that no other source changed, putting
+// the destination back and starting over if one did.
 //
 // Ctx.N: [0] the op, [1] the first source argument, [2] 1 to store into
 // argument 1, [3] the number of sources, [4] SINTERCARD's limit (0: none),
-// [5] 1 for SINTERCARD, [6] the stored size.
+// [5] 1 for SINTERCARD.
 
 const (
 	opInter = iota
@@ -161,135 +148,22 @@ func combine(c *sdk.Ctx) {
 		}
 		return
 	}
-	c.N[6] = int64(len(out))
-	op := &storeOp{srcGens: make([]uint32, n)}
+	first, op := int(c.N[1]), int(c.N[0])
+	st := &kit.DestStore{Dst: c.Arg(1), Srcs: make([][]byte, n), Gens: make([]uint32, n), Size: int64(len(out)),
+		Restart: func(c *sdk.Ctx) { readSets(c, op, first, true) }}
 	for i := range n {
-		op.srcGens[i] = c.Result(i).Generation // 0 when missing
+		st.Srcs[i], st.Gens[i] = c.Arg(first+i), c.Result(i).Generation // 0 when missing
 	}
-	d := c.Result(n)
-	switch d.Code {
-	case codec.OK:
-		op.dstHad, op.dstOld, op.dstTTL = true, kit.Clone(d.Value(0)), d.TTL
-	case codec.NotFound:
-	default:
-		kit.StoreError(c, d)
-		return
-	}
-	first := int(c.N[1])
-	for i := range n {
-		if string(c.Arg(first+i)) == string(c.Arg(1)) && op.srcGens[i] != d.Generation {
-			storeRetry(c, op) // the two reads of the destination saw different states
-			return
+	if len(out) > 0 {
+		st.Fill = func(call *codec.Call) {
+			kv := c.Values(2 * len(out))
+			for i := range out {
+				kv[2*i], kv[2*i+1] = out[i], present
+			}
+			call.Put(codec.BinType, tagSet).MapPut(codec.BinValue, codec.MapOrderKey, kv)
 		}
 	}
-	call := c.Record(c.Arg(1))
-	if op.dstHad {
-		call.Exists(codec.ExistsReplaceOnly).Generation(d.Generation)
-	} else {
-		call.Exists(codec.ExistsCreateOnly)
-	}
-	if len(out) == 0 {
-		if !op.dstHad {
-			c.Reply().Int(0) // nothing to write
-			return
-		}
-		op.deleted = true
-		call.Delete()
-	} else {
-		kv := c.Values(2 * len(out))
-		for i := range out {
-			kv[2*i], kv[2*i+1] = out[i], present
-		}
-		call.TTLNever().Put(codec.BinType, tagSet).MapPut(codec.BinValue, codec.MapOrderKey, kv)
-	}
-	c.Exec(func(c *sdk.Ctx) { stored(c, op) })
-}
-
-// storeOp is a *STORE past its read (see above): the sources' generations
-// as read (0: missing) and the destination before the write.
-type storeOp struct {
-	srcGens []uint32
-	dstHad  bool
-	dstOld  codec.Value
-	dstTTL  int64
-	deleted bool   // the write deleted the destination (an empty result)
-	dstGen  uint32 // the destination's generation after the write
-}
-
-func stored(c *sdk.Ctx, op *storeOp) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.GenerationError, codec.NotFound, codec.Exists:
-		storeRetry(c, op) // the destination changed since it was read
-		return
-	default:
-		kit.GuardFailed(c, r)
-		return
-	}
-	op.dstGen = r.Generation
-	first, n := int(c.N[1]), int(c.N[3])
-	checks := 0
-	for i := range n {
-		if k := c.Arg(first + i); string(k) != string(c.Arg(1)) {
-			c.Record(k).Header()
-			checks++
-		}
-	}
-	if checks == 0 {
-		c.Reply().Int(c.N[6])
-		return
-	}
-	c.Exec(func(c *sdk.Ctx) { storeChecked(c, op) })
-}
-
-// storeChecked answers when every other source is as it was read, or puts
-// the destination back and starts over.
-func storeChecked(c *sdk.Ctx, op *storeOp) {
-	first, n := int(c.N[1]), int(c.N[3])
-	k := 0
-	same := true
-	for i := range n {
-		if string(c.Arg(first+i)) == string(c.Arg(1)) {
-			continue
-		}
-		r := c.Result(k)
-		k++
-		switch r.Code {
-		case codec.OK:
-			same = same && r.Generation == op.srcGens[i]
-		case codec.NotFound:
-			same = same && op.srcGens[i] == 0
-		default:
-			kit.StoreError(c, r)
-			return
-		}
-	}
-	if same {
-		c.Reply().Int(c.N[6])
-		return
-	}
-	call := c.Record(c.Arg(1))
-	switch {
-	case op.deleted:
-		kit.CopyBins(call.Exists(codec.ExistsCreateOnly), op.dstTTL, op.dstOld)
-	case op.dstHad:
-		kit.CopyBins(call.Exists(codec.ExistsReplaceOnly).Generation(op.dstGen), op.dstTTL, op.dstOld)
-	default:
-		call.Generation(op.dstGen).Delete()
-	}
-	// Whatever the undo found (someone may have written the destination
-	// since: theirs stays), start over.
-	c.Exec(func(c *sdk.Ctx) { storeRetry(c, op) })
-}
-
-// storeRetry reads everything again, within kit.RetryFor.
-func storeRetry(c *sdk.Ctx, _ *storeOp) {
-	if !kit.Again(c) {
-		c.Error(kit.Contention)
-		return
-	}
-	readSets(c, int(c.N[0]), int(c.N[1]), true)
+	st.Write(c, c.Result(n))
 }
 
 // smallest returns the index of the smallest set.

@@ -157,6 +157,9 @@ func zalgStart(c *sdk.Ctx, op int64, store bool) {
 	for i := range int(n) {
 		c.Record(c.Arg(numIdx+1+i)).Get(codec.BinType).MapGetByIndex(codec.BinValue, codec.ReturnKeyValue, 0, -1)
 	}
+	if store {
+		c.Record(c.Arg(1)).Get("") // the destination (kit.DestStore)
+	}
 	c.Exec(zalgCombine)
 }
 
@@ -319,7 +322,12 @@ func zalgCombine(c *sdk.Ctx) {
 	}
 	sortByScore(out)
 	if c.N[1] == 1 {
-		storeItems(c, c.Arg(1), out)
+		st := &kit.DestStore{Dst: c.Arg(1), Srcs: make([][]byte, setnum), Gens: make([]uint32, setnum),
+			Restart: func(c *sdk.Ctx) { zalgStart(c, op, true) }}
+		for i := range setnum {
+			st.Srcs[i], st.Gens[i] = c.Arg(int(c.N[2])+1+i), c.Result(i).Generation
+		}
+		storeItems(c, st, out, c.Result(setnum))
 		return
 	}
 	replyItems(c, out, o.withScores, false)

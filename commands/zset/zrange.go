@@ -52,9 +52,9 @@ func init() {
 // By lex follows key order, which is Redis's order only when all scores
 // are equal (Redis documents mixed scores as unspecified).
 //
-// ZRANGESTORE then writes the destination in a second request, replacing
+// ZRANGESTORE then writes the destination as kit.DestStore does, replacing
 // whatever it held and clearing its TTL, or deleting it when the range is
-// empty; it is not atomic with the read.
+// empty, and starting over if the source changed meanwhile.
 //
 // Ctx.N: [0] the kind, [1] the rf* flags, [2] LIMIT offset (rank ranges:
 // kit.Retry's attempts), [3] LIMIT count (-1: none), [4] [5] rank start and
@@ -407,37 +407,36 @@ func zrangeAnswer(c *sdk.Ctx, kv []codec.Value) {
 		replyItems(c, kv, flags&rfWithScores != 0, flags&rfRev != 0)
 		return
 	}
-	storeItems(c, c.Arg(1), kv)
+	// The source's read is the last result: its generation (0 when
+	// missing) is what the store checks again after writing.
+	src := c.Arg(2)
+	st := &kit.DestStore{Dst: c.Arg(1), Srcs: [][]byte{src}, Gens: []uint32{c.Result(0).Generation},
+		Restart: func(c *sdk.Ctx) { zrangeStart(c, 2, kindAuto, -1) }}
+	storeItems(c, st, kv, nil)
 }
 
-// storeItems replaces key with a sorted set of the items (flattened
-// member, score pairs), or deletes it when there are none, then answers
-// the count. The write clears the key's TTL, as Redis's does.
-func storeItems(c *sdk.Ctx, key []byte, kv []codec.Value) {
+// storeItems writes st.Dst as a sorted set of the items (flattened
+// member, score pairs), or deletes it when there are none, and answers the
+// count, as kit.DestStore does (the write clears the key's TTL, as Redis's
+// does). d is the destination's all-bins read when the sources' batch read
+// it, or nil to read it first.
+func storeItems(c *sdk.Ctx, st *kit.DestStore, kv []codec.Value, d *codec.Result) {
 	n := len(kv) / 2
-	c.N[6] = int64(n)
-	if n == 0 {
-		c.Record(key).Delete()
-		c.Exec(storedDone)
+	st.Size = int64(n)
+	if n > 0 {
+		// Copied: reading the destination first reuses the result.
+		out := make([]codec.Value, 2*n)
+		for i := range n {
+			out[2*i] = kit.Clone(kv[2*i])
+			out[2*i+1] = storeScore(scoreOf(&kv[2*i+1]))
+		}
+		st.Fill = func(call *codec.Call) {
+			call.Put(codec.BinType, tagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, out)
+		}
+	}
+	if d == nil {
+		st.Start(c)
 		return
 	}
-	out := c.Values(2 * n)
-	for i := range n {
-		out[2*i] = kv[2*i]
-		out[2*i+1] = storeScore(scoreOf(&kv[2*i+1]))
-	}
-	c.Record(key).Exists(codec.ExistsReplace).TTLNever().
-		Put(codec.BinType, tagZSet).
-		MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, out)
-	c.Exec(storedDone)
-}
-
-// storedDone answers the stored count (Ctx.N[6]).
-func storedDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	if r.Code != codec.OK && !(r.Code == codec.NotFound && c.N[6] == 0) {
-		failed(c, r)
-		return
-	}
-	c.Reply().Int(c.N[6])
+	st.Write(c, d)
 }

@@ -112,6 +112,41 @@ var raceCases = []RaceCase{
 		// SUNIONSTORE reads both sources while SMOVE's member is in
 		// neither, between its two steps (docs/compatibility.md).
 		Tolerated: []string{"replies 0 | 1 | 2 ; state s1=set[b]; s2=set[a c]; e=set[b c]; "}},
+	// LMOVE, RPOPLPUSH (and the rotation).
+	{Name: "lmove/crossed", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "1", "2"}, {"RPUSH", "b", "3"}},
+		Race:  [][]string{{"LMOVE", "a", "b", "RIGHT", "LEFT"}, {"LMOVE", "b", "a", "RIGHT", "LEFT"}}, Keys: []string{"a", "b"}},
+	{Name: "lmove/same-source", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "1", "2"}},
+		Race:  [][]string{{"LMOVE", "a", "b", "RIGHT", "LEFT"}, {"LMOVE", "a", "c", "RIGHT", "LEFT"}}, Keys: []string{"a", "b", "c"}},
+	{Name: "lmove/pop-source", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "1", "2"}},
+		Race:  [][]string{{"LMOVE", "a", "b", "RIGHT", "LEFT"}, {"RPOP", "a"}}, Keys: []string{"a", "b"}},
+	// The source drained and re-created at generation 1 (the element
+	// CI saw lost).
+	{Name: "lmove/drain-refill", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "x"}},
+		Race:  [][]string{{"RPOPLPUSH", "a", "b"}, {"LPOP", "a"}, {"RPUSH", "a", "y"}}, Keys: []string{"a", "b"}},
+	{Name: "lmove/rotate-push", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "1", "2", "3"}},
+		Race:  [][]string{{"RPOPLPUSH", "a", "a"}, {"RPUSH", "a", "4"}, {"LPOP", "a"}}, Keys: []string{"a"}},
+	{Name: "lrem/drain-refill", Modules: []string{"list", "keys"},
+		Setup: [][]string{{"RPUSH", "a", "x", "y", "x"}},
+		Race:  [][]string{{"LREM", "a", "1", "x"}, {"DEL", "a"}, {"RPUSH", "a", "z", "x"}}, Keys: []string{"a"}},
+
+	// Sorted-set stores.
+	{Name: "zunionstore/zadd", Modules: []string{"zset", "keys"},
+		Setup: [][]string{{"ZADD", "z1", "1", "a"}, {"ZADD", "z2", "2", "b"}},
+		Race:  [][]string{{"ZUNIONSTORE", "d", "2", "z1", "z2"}, {"ZADD", "z1", "3", "c"}}, Keys: []string{"z1", "z2", "d"}},
+	{Name: "zdiffstore/crossed", Modules: []string{"zset", "keys"},
+		Setup: [][]string{{"ZADD", "z1", "1", "a", "2", "b"}, {"ZADD", "z2", "2", "b", "3", "c"}},
+		Race:  [][]string{{"ZDIFFSTORE", "z1", "2", "z1", "z2"}, {"ZDIFFSTORE", "z2", "2", "z2", "z1"}}, Keys: []string{"z1", "z2"}},
+	{Name: "zrangestore/del", Modules: []string{"zset", "keys"},
+		Setup: [][]string{{"ZADD", "z", "1", "a", "2", "b"}, {"ZADD", "d", "5", "q"}},
+		Race:  [][]string{{"ZRANGESTORE", "d", "z", "0", "-1"}, {"DEL", "z"}}, Keys: []string{"z", "d"}},
+	{Name: "zinterstore/set-dest", Modules: []string{"zset", "keys", "strings"},
+		Setup: [][]string{{"ZADD", "z1", "1", "a", "2", "b"}, {"ZADD", "z2", "2", "b"}},
+		Race:  [][]string{{"ZINTERSTORE", "d", "2", "z1", "z2"}, {"SET", "d", "x"}}, Keys: []string{"z1", "z2", "d"}},
 	{Name: "sdiffstore/crossed", Modules: []string{"set", "keys"},
 		Setup: [][]string{{"SADD", "s1", "a", "b"}, {"SADD", "s2", "b", "c"}},
 		Race:  [][]string{{"SDIFFSTORE", "s1", "s1", "s2"}, {"SDIFFSTORE", "s2", "s2", "s1"}}, Keys: []string{"s1", "s2"}},

@@ -19,9 +19,13 @@ func init() {
 // inverted removal by index range), deleting the record if nothing is
 // kept. With start and stop of one sign that is one operate: Redis's
 // clamping is what the store does with a range partly out of bounds, and
-// an empty range removes everything. With indexes of both signs the range
-// depends on the length: LTRIM reads it, then removes under the generation
-// it read, and starts again if another client wrote in between.
+// an empty range removes everything. A start from the head and a stop from
+// the tail (LTRIM k 1 -1) is one operate too: remove from stop+1 (counted
+// from the tail) to the end, then the first start items. A start from the
+// tail and a stop from the head depends on the length: LTRIM reads it, then
+// removes under the generation it read, and starts again if another client
+// wrote in between (a list re-created at that generation with another
+// length in between would be trimmed by the old one).
 //
 // Ctx.N: [0] start, [1] stop, [2] attempts.
 func runLTrim(c *sdk.Ctx) {
@@ -30,11 +34,23 @@ func runLTrim(c *sdk.Ctx) {
 		return
 	}
 	c.N[0], c.N[1] = start, stop
-	if (start >= 0) == (stop >= 0) {
+	switch {
+	case (start >= 0) == (stop >= 0):
 		ltrimWrite(c, start, rangeCount(start, stop), 0)
-		return
+	case start >= 0:
+		call := c.Record(c.Arg(1)).Guard(codec.TypeList).Exists(codec.ExistsUpdateOnly).DeleteIfEmpty(bin)
+		if stop < -1 {
+			call.ListRemoveByIndex(bin, codec.ReturnNone, stop+1, -1)
+		}
+		if start > 0 || stop == -1 {
+			// (LTRIM k 0 -1 keeps everything: removing none still
+			// answers WRONGTYPE for another type.)
+			call.ListRemoveByIndex(bin, codec.ReturnNone, 0, start)
+		}
+		c.Exec(ltrimDone)
+	default:
+		ltrimRead(c)
 	}
-	ltrimRead(c)
 }
 
 func ltrimRead(c *sdk.Ctx) {

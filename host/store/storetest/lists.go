@@ -28,6 +28,7 @@ var listCases = []testCase{
 	{"ListRecordTooBig", testListRecordTooBig},
 	{"ListBulks", testListBulks},
 	{"ListExpectItem", testListExpectItem},
+	{"ListTrimBothSigns", testListTrimBothSigns},
 	{"GenerationAfterRecreate", testGenerationAfterRecreate},
 }
 
@@ -395,4 +396,23 @@ func testGenerationAfterRecreate(e *env) {
 	r = e.ok(e.rec("g").Put(codec.BinValue, b("new")))
 	e.eqInt("generation of the new record", int64(r.Generation), int64(first))
 	e.ok(e.rec("g").Generation(first).Put(codec.BinValue, b("stale write")))
+}
+
+// LTRIM start stop with start >= 0 > stop, in one call: remove from stop+1
+// (counted from the tail) to the end, then the first start items.
+func testListTrimBothSigns(e *env) {
+	trim := func(name string, tailFrom, head int64) {
+		e.ok(e.rec(name).DeleteIfEmpty(codec.BinValue).
+			ListRemoveByIndex(codec.BinValue, codec.ReturnNone, tailFrom, -1).
+			ListRemoveByIndex(codec.BinValue, codec.ReturnNone, 0, head))
+	}
+	e.lst("k", "a", "b", "c", "d", "e")
+	trim("k", -2, 1) // LTRIM k 1 -3
+	e.eq("kept", e.items("k"), list(b("b"), b("c")))
+	e.lst("k2", "a", "b", "c", "d", "e")
+	trim("k2", -10, 0) // LTRIM k2 0 -11: a tail start before the head takes all
+	e.missing("k2")
+	e.lst("k3", "a", "b", "c")
+	trim("k3", -1, 5) // LTRIM k3 5 -2: a head count past the end takes the rest
+	e.missing("k3")
 }

@@ -72,6 +72,17 @@ func copyRead(c *sdk.Ctx) {
 		kit.StoreError(c, r)
 		return
 	}
+	if kit.Pending(r.Value(0)) {
+		// A RENAME wrote the source and may still take it back: copying
+		// it could keep a value that never was (kit.PendingBin).
+		if !kit.Again(c) {
+			c.Error(kit.Contention)
+			return
+		}
+		c.Record(c.Arg(1)).Get("")
+		c.Exec(copyRead)
+		return
+	}
 	exists := codec.ExistsCreateOnly
 	if c.N[0] != 0 {
 		exists = codec.ExistsReplace

@@ -68,6 +68,11 @@ var raceCases = []RaceCase{
 		Setup: [][]string{{"SET", "a", "1"}},
 		Race:  [][]string{{"COPY", "a", "c"}, {"SET", "a", "2"}}, Keys: []string{"a", "c"}},
 
+	// COPY of a key a RENAME is writing, while its source goes.
+	{Name: "copy/renamed-source", Modules: []string{"keys", "strings"},
+		Setup: [][]string{{"SET", "x", "X"}, {"SET", "a", "A"}},
+		Race:  [][]string{{"RENAME", "x", "a"}, {"COPY", "a", "c"}, {"DEL", "x"}}, Keys: []string{"x", "a", "c"}},
+
 	// MSETNX.
 	{Name: "msetnx/crossed", Modules: []string{"strings", "keys"},
 		Race: [][]string{{"MSETNX", "x", "1", "y", "1"}, {"MSETNX", "y", "2", "x", "2"}}, Keys: []string{"x", "y"}},

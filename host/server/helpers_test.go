@@ -138,13 +138,32 @@ func (f *fakeRuntime) Unload(name string) error {
 	return nil
 }
 
-// fakeStore counts records per database; down makes every request fail
-// as an unreachable backend does.
+// fakeStore counts records per database and answers header reads from
+// gens (database → key → generation; absent keys are not found); down
+// makes every request fail as an unreachable backend does.
 type fakeStore struct {
 	mu        sync.Mutex
 	counts    map[int]int64
+	gens      map[int]map[string]uint32
 	down      bool
 	truncated []string
+}
+
+// setGen sets a key's generation; 0 makes it absent.
+func (s *fakeStore) setGen(db int, key string, gen uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gens == nil {
+		s.gens = map[int]map[string]uint32{}
+	}
+	if s.gens[db] == nil {
+		s.gens[db] = map[string]uint32{}
+	}
+	if gen == 0 {
+		delete(s.gens[db], key)
+	} else {
+		s.gens[db][key] = gen
+	}
 }
 
 func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec.Response) {
@@ -165,6 +184,19 @@ func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec
 		} else {
 			delete(s.counts, db)
 			s.truncated = append(s.truncated, strconv.Itoa(db))
+		}
+	case codec.ReqRecords:
+		for _, c := range req.Calls {
+			if len(c.Ops) != 1 || c.Ops[0].Code != codec.OpGetHeader {
+				r.Code, r.Msg, r.Results = codec.InvalidOperation, "unexpected request", nil
+				return
+			}
+			gen, ok := s.gens[db][string(c.Key)]
+			res := codec.Result{Generation: gen, Values: []codec.Value{codec.Nil}}
+			if !ok {
+				res.Code = codec.NotFound
+			}
+			r.Results = append(r.Results, res)
 		}
 	default:
 		r.Code, r.Msg = codec.InvalidOperation, "unexpected request"

@@ -1,12 +1,63 @@
 package server
 
+import (
+	"context"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/module"
+)
+
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 //
 // MULTI queues commands and EXEC runs them in order on this connection and
 // answers their replies as one array, as Redis does; but the commands are
 // not isolated: other connections' commands may run between them, because
-// the store offers no atomicity across keys. WATCH is refused, since
-// respike cannot detect that a watched key changed.
+// the store offers no atomicity across keys.
+//
+// WATCH reads each key's record generation (0 when the key is absent): the
+// store bumps a record's generation on every write, on every proxy. EXEC
+// then
+//
+//  1. reads the watched keys' generations again, in one batch, and answers
+//     the null reply, running nothing, when one differs;
+//  2. runs the queued commands under a txGuard, which makes every write a
+//     queued command sends to a watched key conditional, in the same
+//     atomic store call, on the generation the key had at WATCH (create-only
+//     when it was absent), and follows the generation the transaction's own
+//     writes give the key. A condition that fails, or a read that sees a
+//     generation other than the expected one, aborts the transaction: the
+//     store requests after it are refused and EXEC answers the null reply.
+//
+// So WATCH k, GET k, MULTI, SET k v, EXEC is exact under concurrent
+// writers: the SET applies only if k's generation is still the one WATCH
+// read. docs/compatibility.md says what holds for several keys.
+
+// watchTimeout bounds the store reads of WATCH and of EXEC's check.
+const watchTimeout = adminTimeout
+
+// neverGeneration is a record generation that no record has: generations
+// are 16 bits on Aerospike (and on the memory store, which mimics it), so
+// a write conditional on it fails with GenerationError whenever the record
+// exists, and with NotFound, as before, when it does not.
+const neverGeneration = 1 << 16
+
+// watched is the state of a watched key: the generation it had at WATCH,
+// 0 when it was absent.
+type watched struct {
+	gen uint32
+}
+
+// watches maps database → key → state.
+type watches map[int]map[string]*watched
+
+// count is the number of watched keys.
+func (w watches) count() int {
+	n := 0
+	for _, m := range w {
+		n += len(m)
+	}
+	return n
+}
 
 func cmdMulti(c *client, _ [][]byte) {
 	if c.inMulti {
@@ -29,15 +80,38 @@ func cmdExec(c *client, _ [][]byte) {
 		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
+	// EXEC forgets the watches whatever it answers; the guard takes them.
+	w := c.watches
+	c.watches = nil
+	var g *txGuard
+	if len(w) > 0 {
+		changed, err := c.watchedChanged(w)
+		if err != nil {
+			c.discardMulti()
+			c.w.Error("ERR EXEC could not check the watched keys, transaction discarded: " + err.Error())
+			return
+		}
+		if changed {
+			c.discardMulti()
+			c.w.NullArray()
+			return
+		}
+		g = &txGuard{keys: w}
+	}
 	q := c.queue
 	c.inMulti = false
 	c.setInfo(func(i *clientInfo) { i.multi = -1 })
+	mark := len(c.w.Buf)
 	c.w.Array(len(q))
 	c.settle()
 	// Blocking commands answer at once, as their non-blocking forms, as
 	// Redis runs them in a transaction.
 	c.noBlock = true
-	defer func() { c.noBlock = false }()
+	ctx := c.ctx
+	if g != nil {
+		c.ctx = module.WithGuard(ctx, g)
+	}
+	defer func() { c.noBlock, c.ctx = false, ctx }()
 	for i := range q {
 		if q[i].b == nil {
 			// Module commands run together, as a pipeline's do. Only
@@ -47,6 +121,9 @@ func cmdExec(c *client, _ [][]byte) {
 			continue
 		}
 		c.runPipe()
+		if g != nil && g.aborted {
+			break
+		}
 		c.settle()
 		// A command that answers nothing (a queued CLIENT REPLY OFF or
 		// SKIP) leaves the array short, as Redis does.
@@ -56,6 +133,13 @@ func cmdExec(c *client, _ [][]byte) {
 	c.runPipe()
 	clear(q)
 	c.queue = q[:0]
+	if g != nil && g.aborted {
+		// A watched key changed while the transaction ran: its replies
+		// give way to the null reply (what ran before is not undone).
+		c.w.Buf = c.w.Buf[:mark]
+		c.replyMark = mark
+		c.w.NullArray()
+	}
 }
 
 func cmdDiscard(c *client, _ [][]byte) {
@@ -67,8 +151,10 @@ func cmdDiscard(c *client, _ [][]byte) {
 	c.w.OK()
 }
 
-// discardMulti leaves MULTI, forgetting the queued commands.
+// discardMulti leaves MULTI, forgetting the queued commands and the watched
+// keys, as Redis's discardTransaction (DISCARD, EXECABORT, RESET).
 func (c *client) discardMulti() {
+	c.watches = nil
 	if !c.inMulti {
 		return
 	}
@@ -78,13 +164,210 @@ func (c *client) discardMulti() {
 	c.setInfo(func(i *clientInfo) { i.multi = -1 })
 }
 
-func cmdWatch(c *client, _ [][]byte) {
+// cmdWatch records the generation of each key not watched yet; a key
+// watched again keeps its first generation, as Redis keeps its first watch.
+func cmdWatch(c *client, args [][]byte) {
 	if c.inMulti {
 		c.w.Error("ERR WATCH inside MULTI is not allowed")
 		return
 	}
-	c.w.Error("ERR WATCH is not supported by respike: transactions are not isolated, so a watched key's change cannot be detected")
+	known := c.watches[c.db]
+	var keys [][]byte
+	seen := make(map[string]bool, len(args)-1)
+	for _, k := range args[1:] {
+		if known[string(k)] != nil || seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		keys = append(keys, k)
+	}
+	gens, err := c.generations(c.db, keys)
+	if err != nil {
+		c.w.Error("ERR WATCH could not read the keys: " + err.Error())
+		return
+	}
+	if len(keys) > 0 {
+		if c.watches == nil {
+			c.watches = make(watches)
+		}
+		if known == nil {
+			known = make(map[string]*watched, len(keys))
+			c.watches[c.db] = known
+		}
+		for i, k := range keys {
+			known[string(k)] = &watched{gen: gens[i]}
+		}
+	}
+	c.w.OK()
 }
 
-// cmdUnwatch succeeds: nothing is ever watched.
-func cmdUnwatch(c *client, _ [][]byte) { c.w.OK() }
+func cmdUnwatch(c *client, _ [][]byte) {
+	c.watches = nil
+	c.w.OK()
+}
+
+// generations reads the record generation of each key of database db in
+// one batch: 0 for a key that is absent (or expired).
+func (c *client) generations(db int, keys [][]byte) ([]uint32, error) {
+	gens := make([]uint32, len(keys))
+	if len(keys) == 0 || c.s.st == nil {
+		return gens, nil
+	}
+	req := &codec.Request{Kind: codec.ReqRecords, Calls: make([]codec.Call, len(keys))}
+	for i, k := range keys {
+		req.Calls[i].Key = k
+		req.Calls[i].Ops = []codec.Op{{Code: codec.OpGetHeader}}
+	}
+	var resp codec.Response
+	ctx, cancel := context.WithTimeout(c.ctx, watchTimeout)
+	defer cancel()
+	c.s.st.Exec(ctx, db, req, &resp)
+	if resp.Code != codec.OK {
+		return nil, &storeError{resp.Code, resp.Msg}
+	}
+	if len(resp.Results) != len(keys) {
+		return nil, &storeError{codec.BackendError, "the store answered the wrong number of results"}
+	}
+	for i := range resp.Results {
+		switch r := &resp.Results[i]; r.Code {
+		case codec.OK:
+			gens[i] = r.Generation
+		case codec.NotFound:
+		default:
+			return nil, &storeError{r.Code, r.Msg}
+		}
+	}
+	return gens, nil
+}
+
+// storeError is a store failure seen by WATCH or EXEC.
+type storeError struct {
+	code codec.Code
+	msg  string
+}
+
+func (e *storeError) Error() string { return e.msg }
+
+// watchedChanged reports whether a watched key's generation is no longer
+// the one WATCH read: written, deleted, expired or created since.
+func (c *client) watchedChanged(w watches) (bool, error) {
+	for db, m := range w {
+		keys := make([][]byte, 0, len(m))
+		for k := range m {
+			keys = append(keys, []byte(k))
+		}
+		gens, err := c.generations(db, keys)
+		if err != nil {
+			return false, err
+		}
+		for i, k := range keys {
+			if m[string(k)].gen != gens[i] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// txGuard is the module.Guard of a transaction with watched keys (see the
+// top of this file). It runs on the connection's goroutine: ExecBatch runs
+// a guarded pipeline one command after another.
+type txGuard struct {
+	keys    watches
+	aborted bool
+	// conds records, per call of the request in flight, whether it is on a
+	// watched key (its state, nil otherwise) and whether it writes.
+	conds []guardedCall
+}
+
+// guardedCall is what Before decided about one call, for After.
+type guardedCall struct {
+	w      *watched
+	writes bool
+}
+
+// Before makes each write to a watched key conditional on the generation
+// the transaction expects the key to have, and refuses everything once the
+// transaction has aborted.
+func (g *txGuard) Before(db int, rq *codec.Request) bool {
+	if g.aborted {
+		return false
+	}
+	g.conds = g.conds[:0]
+	if rq.Kind != codec.ReqRecords {
+		return true
+	}
+	m := g.keys[db]
+	for i := range rq.Calls {
+		call := &rq.Calls[i]
+		var w *watched
+		if m != nil {
+			w = m[string(call.Key)]
+		}
+		writes := false
+		for j := range call.Ops {
+			writes = writes || call.Ops[j].Code.Writes()
+		}
+		g.conds = append(g.conds, guardedCall{w: w, writes: writes})
+		if w == nil || !writes {
+			continue
+		}
+		p := &call.Policy
+		switch {
+		case p.Generation != 0:
+			// The command conditions the write itself, on a generation
+			// it read: one other than the expected one means the key
+			// changed.
+			if p.Generation != w.gen {
+				g.aborted = true
+				return false
+			}
+		case w.gen != 0:
+			p.Generation = w.gen
+		case p.Exists == codec.ExistsUpdate || p.Exists == codec.ExistsReplace:
+			p.Exists = codec.ExistsCreateOnly
+		case p.Exists == codec.ExistsUpdateOnly || p.Exists == codec.ExistsReplaceOnly:
+			// The key was absent: the write finds it absent (NotFound,
+			// as it would have) or fails on the generation if it was
+			// created since.
+			p.Generation = neverGeneration
+		}
+	}
+	return true
+}
+
+// After follows the generations the transaction's own writes give its
+// watched keys, and aborts when a call shows that one changed otherwise.
+func (g *txGuard) After(_ int, rq *codec.Request, resp *codec.Response) {
+	if rq.Kind != codec.ReqRecords || resp.Code != codec.OK || len(resp.Results) != len(g.conds) {
+		return
+	}
+	for i := range g.conds {
+		w := g.conds[i].w
+		if w == nil {
+			continue
+		}
+		r := &resp.Results[i]
+		switch r.Code {
+		case codec.OK:
+			if g.conds[i].writes {
+				// The write passed its condition: the key is now what
+				// this transaction made it.
+				w.gen = r.Generation
+			} else if r.Generation != w.gen {
+				g.aborted = true
+			}
+		case codec.NotFound:
+			if w.gen != 0 {
+				g.aborted = true
+			}
+		case codec.GenerationError:
+			g.aborted = true
+		case codec.Exists, codec.FilteredOut:
+			// The record exists (FilteredOut: with another type).
+			if w.gen == 0 {
+				g.aborted = true
+			}
+		}
+	}
+}

@@ -192,7 +192,7 @@ func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec
 				return
 			}
 			gen, ok := s.gens[db][string(c.Key)]
-			res := codec.Result{Generation: gen, Values: []codec.Value{codec.Nil}}
+			res := codec.Result{Generation: gen, TTL: -1, Values: []codec.Value{codec.Nil}}
 			if !ok {
 				res.Code = codec.NotFound
 			}

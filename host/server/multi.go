@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/module"
@@ -41,23 +42,36 @@ const watchTimeout = adminTimeout
 // exists, and with NotFound, as before, when it does not.
 const neverGeneration = 1 << 16
 
-// watched is the state of a watched key: the generation it had at WATCH,
-// 0 when it was absent.
-type watched struct {
-	gen uint32
+// header is a record's generation (0: absent) and expiry (Unix seconds,
+// -1 for never), as WATCH and EXEC read them; a watched key's header is
+// the one the transaction expects it to have.
+type header struct {
+	gen  uint32
+	void int64
 }
 
-// watches maps database → key → state.
-type watches map[int]map[string]*watched
-
-// count is the number of watched keys.
-func (w watches) count() int {
-	n := 0
-	for _, m := range w {
-		n += len(m)
+// sameRecord reports whether two headers of a key can be the same version
+// of its record. Equal generations are not enough: a key deleted and
+// created again starts again at generation 1, so a key read at generation
+// 1 may be another record at generation 1. Its expiry then tells them
+// apart when it differs: one never expires and the other does, or they
+// expire more than a second apart (the stores report the time left in
+// whole seconds, so the same expiry read at two moments may differ by one).
+func sameRecord(a, b header) bool {
+	if a.gen != b.gen {
+		return false
 	}
-	return n
+	if a.gen == 0 || a.void == b.void {
+		return true
+	}
+	if a.void < 0 || b.void < 0 {
+		return false
+	}
+	return a.void-b.void <= 1 && b.void-a.void <= 1
 }
+
+// watches maps database → key → the header WATCH read.
+type watches map[int]map[string]*header
 
 func cmdMulti(c *client, _ [][]byte) {
 	if c.inMulti {
@@ -191,11 +205,11 @@ func cmdWatch(c *client, args [][]byte) {
 			c.watches = make(watches)
 		}
 		if known == nil {
-			known = make(map[string]*watched, len(keys))
+			known = make(map[string]*header, len(keys))
 			c.watches[c.db] = known
 		}
 		for i, k := range keys {
-			known[string(k)] = &watched{gen: gens[i]}
+			known[string(k)] = &gens[i]
 		}
 	}
 	c.w.OK()
@@ -206,10 +220,10 @@ func cmdUnwatch(c *client, _ [][]byte) {
 	c.w.OK()
 }
 
-// generations reads the record generation of each key of database db in
-// one batch: 0 for a key that is absent (or expired).
-func (c *client) generations(db int, keys [][]byte) ([]uint32, error) {
-	gens := make([]uint32, len(keys))
+// generations reads the record header of each key of database db in one
+// batch: generation 0 for a key that is absent (or expired).
+func (c *client) generations(db int, keys [][]byte) ([]header, error) {
+	gens := make([]header, len(keys))
 	if len(keys) == 0 || c.s.st == nil {
 		return gens, nil
 	}
@@ -219,6 +233,7 @@ func (c *client) generations(db int, keys [][]byte) ([]uint32, error) {
 		req.Calls[i].Ops = []codec.Op{{Code: codec.OpGetHeader}}
 	}
 	var resp codec.Response
+	now := time.Now().Unix()
 	ctx, cancel := context.WithTimeout(c.ctx, watchTimeout)
 	defer cancel()
 	c.s.st.Exec(ctx, db, req, &resp)
@@ -231,7 +246,10 @@ func (c *client) generations(db int, keys [][]byte) ([]uint32, error) {
 	for i := range resp.Results {
 		switch r := &resp.Results[i]; r.Code {
 		case codec.OK:
-			gens[i] = r.Generation
+			gens[i] = header{gen: r.Generation, void: -1}
+			if r.TTL >= 0 {
+				gens[i].void = now + r.TTL
+			}
 		case codec.NotFound:
 		default:
 			return nil, &storeError{r.Code, r.Msg}
@@ -248,8 +266,8 @@ type storeError struct {
 
 func (e *storeError) Error() string { return e.msg }
 
-// watchedChanged reports whether a watched key's generation is no longer
-// the one WATCH read: written, deleted, expired or created since.
+// watchedChanged reports whether a watched key's record is no longer the
+// one WATCH read: written, deleted, expired or created since (sameRecord).
 func (c *client) watchedChanged(w watches) (bool, error) {
 	for db, m := range w {
 		keys := make([][]byte, 0, len(m))
@@ -261,7 +279,7 @@ func (c *client) watchedChanged(w watches) (bool, error) {
 			return false, err
 		}
 		for i, k := range keys {
-			if m[string(k)].gen != gens[i] {
+			if w := m[string(k)]; !sameRecord(*w, gens[i]) {
 				return true, nil
 			}
 		}
@@ -282,7 +300,7 @@ type txGuard struct {
 
 // guardedCall is what Before decided about one call, for After.
 type guardedCall struct {
-	w      *watched
+	w      *header
 	writes bool
 }
 
@@ -300,7 +318,7 @@ func (g *txGuard) Before(db int, rq *codec.Request) bool {
 	m := g.keys[db]
 	for i := range rq.Calls {
 		call := &rq.Calls[i]
-		var w *watched
+		var w *header
 		if m != nil {
 			w = m[string(call.Key)]
 		}

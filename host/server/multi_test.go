@@ -150,9 +150,9 @@ func TestTxGuard(t *testing.T) {
 	var resp codec.Response
 	st.Exec(ctx, 0, setCall("k", "a", codec.ExistsUpdate), &resp) // generation 1
 	newGuard := func(keys map[string]uint32) *txGuard {
-		m := map[string]*watched{}
+		m := map[string]*header{}
 		for k, g := range keys {
-			m[k] = &watched{gen: g}
+			m[k] = &header{gen: g, void: -1}
 		}
 		return &txGuard{keys: watches{0: m}}
 	}
@@ -237,5 +237,26 @@ func TestTxGuard(t *testing.T) {
 	rq.Calls[0].Policy.Generation = 2
 	if r := guardedExec(g, st, rq); r != nil || !g.aborted {
 		t.Errorf("a write conditioned on another generation ran: %+v", r)
+	}
+}
+
+func TestSameRecord(t *testing.T) {
+	for _, tc := range []struct {
+		a, b header
+		want bool
+	}{
+		{header{0, 0}, header{0, 0}, true},
+		{header{1, -1}, header{1, -1}, true},
+		{header{1, -1}, header{2, -1}, false},
+		{header{1, 100}, header{1, 101}, true}, // read a second apart
+		{header{1, 101}, header{1, 100}, true},
+		{header{1, 100}, header{1, 102}, false}, // created again, with a later expiry
+		{header{1, -1}, header{1, 100}, false},  // created again, expiring
+		{header{1, 100}, header{1, -1}, false},
+		{header{0, 0}, header{1, -1}, false},
+	} {
+		if got := sameRecord(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameRecord(%+v, %+v) = %v", tc.a, tc.b, got)
+		}
 	}
 }

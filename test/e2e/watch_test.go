@@ -191,6 +191,16 @@ func TestWatchChanges(t *testing.T) {
 			change: func(k string) error { return other.Del(ctx, k).Err() },
 			queue:  func(p redis.Pipeliner, k string) { p.SetNX(ctx, k, "mine", 0) },
 			want:   ""},
+		{name: "deleted and created again at the same generation, expiring",
+			before: func(k string) error { return c.Set(ctx, k, "a", 0).Err() },
+			change: func(k string) error {
+				if err := other.Del(ctx, k).Err(); err != nil {
+					return err
+				}
+				return other.Set(ctx, k, "theirs", time.Hour).Err()
+			},
+			queue: func(p redis.Pipeliner, k string) { p.Set(ctx, k, "mine", 0) },
+			want:  "theirs"},
 		{name: "expiry changed",
 			before: func(k string) error { return c.Set(ctx, k, "a", 0).Err() },
 			change: func(k string) error { return other.Expire(ctx, k, time.Hour).Err() },

@@ -351,3 +351,28 @@ func TestWatchTransactionReplies(t *testing.T) {
 		t.Errorf("%s = %q, want 15", k, v)
 	}
 }
+
+// BenchmarkWatch measures one client's optimistic increment through
+// go-redis (WATCH, GET, MULTI, SET, EXEC: casIncr) against the plain
+// round trips it is made of (GET then SET, no watch), without contention:
+// what WATCH and EXEC's check cost.
+func BenchmarkWatch(b *testing.B) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: env.daemon.Addr, Protocol: 2})
+	defer c.Close()
+	b.Run("cas", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := casIncr(ctx, c, "bench:watch"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get+set", func(b *testing.B) {
+		for b.Loop() {
+			n, _ := c.Get(ctx, "bench:plain").Int()
+			if err := c.Set(ctx, "bench:plain", n+1, 0).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

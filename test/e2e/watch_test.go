@@ -15,38 +15,31 @@ import (
 // optimistic-locking recipe: WATCH, GET, MULTI, SET, EXEC, retried while
 // EXEC answers the null reply. It returns how many attempts failed.
 func casIncr(ctx context.Context, c *redis.Client, k string) (int, error) {
-	for retries := 0; ; retries++ {
-		err := c.Watch(ctx, func(tx *redis.Tx) error {
-			n, err := tx.Get(ctx, k).Int()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.Set(ctx, k, n+1, 0)
-				return nil
-			})
-			return err
-		}, k)
-		if err == nil {
-			return retries, nil
-		}
-		if !errors.Is(err, redis.TxFailedErr) {
-			return retries, err
-		}
-	}
+	return optimisticIncr(ctx, c, k,
+		func(tx *redis.Tx) *redis.StringCmd { return tx.Get(ctx, k) },
+		func(p redis.Pipeliner, n int) { p.Set(ctx, k, n, 0) })
 }
 
 // hashIncr is casIncr on a field of a hash, read with HGET and written with
 // HSET.
 func hashIncr(ctx context.Context, c *redis.Client, k string) (int, error) {
+	return optimisticIncr(ctx, c, k,
+		func(tx *redis.Tx) *redis.StringCmd { return tx.HGet(ctx, k, "n") },
+		func(p redis.Pipeliner, n int) { p.HSet(ctx, k, "n", n) })
+}
+
+// optimisticIncr watches k, reads a counter with get, queues its
+// successor with set, and retries while EXEC fails; it returns how many
+// attempts failed.
+func optimisticIncr(ctx context.Context, c *redis.Client, k string, get func(*redis.Tx) *redis.StringCmd, set func(redis.Pipeliner, int)) (int, error) {
 	for retries := 0; ; retries++ {
 		err := c.Watch(ctx, func(tx *redis.Tx) error {
-			n, err := tx.HGet(ctx, k, "n").Int()
+			n, err := get(tx).Int()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return err
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.HSet(ctx, k, "n", n+1)
+				set(p, n+1)
 				return nil
 			})
 			return err

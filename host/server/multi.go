@@ -27,7 +27,8 @@ import (
 //     when it was absent), and follows the generation the transaction's own
 //     writes give the key. A condition that fails, or a read that sees a
 //     generation other than the expected one, aborts the transaction: the
-//     store requests after it are refused and EXEC answers the null reply.
+//     command that saw it finishes (as after a failed write), the commands
+//     after it do not run, and EXEC answers the null reply.
 //
 // So WATCH k, GET k, MULTI, SET k v, EXEC is exact under concurrent
 // writers: the SET applies only if k's generation is still the one WATCH
@@ -127,7 +128,12 @@ func cmdExec(c *client, _ [][]byte) {
 	}
 	defer func() { c.noBlock, c.ctx = false, ctx }()
 	for i := range q {
-		if q[i].b == nil {
+		if g != nil && g.aborted {
+			// A watched key changed: the commands after the one that
+			// saw it do not run.
+			break
+		}
+		if q[i].b == nil && g == nil {
 			// Module commands run together, as a pipeline's do. Only
 			// builtins change CLIENT REPLY, so their replies settle
 			// together too.
@@ -135,9 +141,6 @@ func cmdExec(c *client, _ [][]byte) {
 			continue
 		}
 		c.runPipe()
-		if g != nil && g.aborted {
-			break
-		}
 		c.settle()
 		// A command that answers nothing (a queued CLIENT REPLY OFF or
 		// SKIP) leaves the array short, as Redis does.
@@ -288,8 +291,9 @@ func (c *client) watchedChanged(w watches) (bool, error) {
 }
 
 // txGuard is the module.Guard of a transaction with watched keys (see the
-// top of this file). It runs on the connection's goroutine: ExecBatch runs
-// a guarded pipeline one command after another.
+// top of this file). It runs on the connection's goroutine: a guarded
+// EXEC runs its commands one at a time (and ExecBatch would run a guarded
+// pipeline one command after another).
 type txGuard struct {
 	keys    watches
 	aborted bool
@@ -305,12 +309,11 @@ type guardedCall struct {
 }
 
 // Before makes each write to a watched key conditional on the generation
-// the transaction expects the key to have, and refuses everything once the
-// transaction has aborted.
+// the transaction expects the key to have. It refuses nothing: once the
+// transaction has aborted, the command that saw the change finishes as it
+// would after a failed write (SMOVE puts the member back into its source,
+// RENAME restores its destination), and cmdExec runs no further command.
 func (g *txGuard) Before(db int, rq *codec.Request) bool {
-	if g.aborted {
-		return false
-	}
 	g.conds = g.conds[:0]
 	if rq.Kind != codec.ReqRecords {
 		return true
@@ -335,10 +338,10 @@ func (g *txGuard) Before(db int, rq *codec.Request) bool {
 		case p.Generation != 0:
 			// The command conditions the write itself, on a generation
 			// it read: one other than the expected one means the key
-			// changed.
+			// changed, and the write must not apply.
 			if p.Generation != w.gen {
 				g.aborted = true
-				return false
+				p.Generation = neverGeneration
 			}
 		case w.gen != 0:
 			p.Generation = w.gen

@@ -369,3 +369,40 @@ func BenchmarkWatch(b *testing.B) {
 		}
 	})
 }
+
+// TestWatchSeveralKeys checks a transaction writing several watched keys,
+// some in one batch (MSET), then writing and reading them again: each
+// write's generation becomes the next one's condition, so nothing aborts
+// when no other client writes.
+func TestWatchSeveralKeys(t *testing.T) {
+	needModules(t, "strings", "hash")
+	ctx := context.Background()
+	c := client(t, env.daemon.Addr)
+	a, b, h := key(t, "a"), key(t, "b"), key(t, "h")
+	if err := c.Set(ctx, a, "0", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.MSet(ctx, a, "1", b, "2")
+			p.Incr(ctx, a)
+			p.Get(ctx, b)
+			p.HSet(ctx, h, "f", "v")
+			p.HIncrBy(ctx, h, "n", 3)
+			p.MGet(ctx, a, b)
+			p.Del(ctx, b)
+			p.SetNX(ctx, b, "again", 0)
+			return nil
+		})
+		return err
+	}, a, b, h)
+	if err != nil {
+		t.Fatalf("EXEC: %v", err)
+	}
+	if v := c.MGet(ctx, a, b).Val(); len(v) != 2 || v[0] != "2" || v[1] != "again" {
+		t.Errorf("after the transaction %s, %s = %v, want 2, again", a, b, v)
+	}
+	if v := c.HGet(ctx, h, "n").Val(); v != "3" {
+		t.Errorf("after the transaction %s.n = %q, want 3", h, v)
+	}
+}

@@ -196,6 +196,10 @@ func WithGuard(ctx context.Context, g Guard) context.Context {
 	return &guardCtx{Context: ctx, g: g}
 }
 
+// GuardOf returns the Guard ctx carries (WithGuard), nil when none; for
+// stand-ins of the Runtime, which must honour it as Exec does.
+func GuardOf(ctx context.Context) Guard { return guardOf(ctx) }
+
 // guardOf returns the Guard ctx carries, nil when none.
 func guardOf(ctx context.Context) Guard {
 	if gc, ok := ctx.(*guardCtx); ok {

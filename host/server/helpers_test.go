@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ type fakeRuntime struct {
 	run     map[*module.Command]func(ctx context.Context, st *codec.Start, w *resp.Writer)
 	modules []module.ModuleInfo
 	loaded  []string
-	writers sync.Pool // *resp.Writer, so that Exec does not allocate
+	writers sync.Pool    // *resp.Writer, so that Exec does not allocate
+	writes  atomic.Int64 // fwrite runs
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -54,8 +56,28 @@ func newFakeRuntime() *fakeRuntime {
 		func(_ context.Context, _ *codec.Start, w *resp.Writer) {
 			w.Error("WRONGTYPE Operation against a key holding the wrong kind of value")
 		})
+	// fwrite key code gen: a write to key, passed through the guard of a
+	// transaction (module.GuardOf) as a store request whose result has
+	// that code and generation.
+	f.add("test", codec.CommandInfo{Name: "fwrite", Arity: 4, Flags: []string{"write"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "string"},
+		func(ctx context.Context, st *codec.Start, w *resp.Writer) {
+			f.writes.Add(1)
+			if g := module.GuardOf(ctx); g != nil {
+				rq := &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: st.Args[1],
+					Ops: []codec.Op{{Code: codec.OpPut, Bin: "v", Value: codec.Int(1)}}}}}
+				if !g.Before(int(st.DB), rq) {
+					w.Error("ERR refused")
+					return
+				}
+				code, _ := strconv.Atoi(string(st.Args[2]))
+				gen, _ := strconv.Atoi(string(st.Args[3]))
+				g.After(int(st.DB), rq, &codec.Response{Results: []codec.Result{{Code: codec.Code(code), Generation: uint32(gen)}}})
+			}
+			w.OK()
+		})
 	f.modules = []module.ModuleInfo{{Name: "test", Version: "1.2.3", Path: "/x/test.wasm",
-		Commands: []string{"fecho", "ffail", "fget", "fmset"}}}
+		Commands: []string{"fecho", "ffail", "fget", "fmset", "fwrite"}}}
 	return f
 }
 

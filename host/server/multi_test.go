@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -95,6 +97,45 @@ func TestWatchExec(t *testing.T) {
 		if s.then != nil {
 			s.then()
 		}
+	}
+}
+
+// TestWatchAbortInsideExec checks EXEC when a write inside the
+// transaction finds a watched key changed: the null reply, and the
+// commands after that write do not run.
+func TestWatchAbortInsideExec(t *testing.T) {
+	st := &fakeStore{counts: map[int]int64{}}
+	rt := newFakeRuntime()
+	_, addr := startServer(t, testConfig(), rt, st)
+	c := dial(t, addr)
+	st.setGen(0, "k", 5)
+	generr := strconv.Itoa(int(codec.GenerationError))
+	for _, s := range []struct{ args, want string }{
+		// Passing writes chain their generations.
+		{"watch k", "+OK\r\n"},
+		{"multi", "+OK\r\n"},
+		{"fwrite k 0 6", "+QUEUED\r\n"},
+		{"fwrite k 0 7", "+QUEUED\r\n"},
+		{"exec", "*2\r\n+OK\r\n+OK\r\n"},
+		// A failed condition: null, the rest does not run.
+		{"watch k", "+OK\r\n"},
+		{"multi", "+OK\r\n"},
+		{"fwrite other 0 1", "+QUEUED\r\n"},
+		{"fwrite k " + generr + " 0", "+QUEUED\r\n"},
+		{"fwrite other 0 2", "+QUEUED\r\n"},
+		{"ping", "+QUEUED\r\n"},
+		{"exec", "*-1\r\n"},
+		// Without watches nothing is guarded.
+		{"multi", "+OK\r\n"},
+		{"fwrite k " + generr + " 0", "+QUEUED\r\n"},
+		{"exec", "*1\r\n+OK\r\n"},
+	} {
+		if got := c.do(strings.Fields(s.args)...); got != s.want {
+			t.Errorf("%s: got %q want %q", s.args, got, s.want)
+		}
+	}
+	if n := rt.writes.Load(); n != 5 {
+		t.Errorf("fwrite ran %d times, want 5 (not the one after the failed condition)", n)
 	}
 }
 

@@ -29,7 +29,7 @@ type fakeRuntime struct {
 	modules []module.ModuleInfo
 	loaded  []string
 	writers sync.Pool    // *resp.Writer, so that Exec does not allocate
-	writes  atomic.Int64 // fwrite runs
+	writes  atomic.Int64 // fwrite runs (addWrite)
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -56,9 +56,15 @@ func newFakeRuntime() *fakeRuntime {
 		func(_ context.Context, _ *codec.Start, w *resp.Writer) {
 			w.Error("WRONGTYPE Operation against a key holding the wrong kind of value")
 		})
-	// fwrite key code gen: a write to key, passed through the guard of a
-	// transaction (module.GuardOf) as a store request whose result has
-	// that code and generation.
+	f.modules = []module.ModuleInfo{{Name: "test", Version: "1.2.3", Path: "/x/test.wasm",
+		Commands: []string{"fecho", "ffail", "fget", "fmset"}}}
+	return f
+}
+
+// addWrite adds fwrite key code gen: a write to key, passed through the
+// guard of a transaction (module.GuardOf) as a store request whose result
+// has that code and generation.
+func (f *fakeRuntime) addWrite() {
 	f.add("test", codec.CommandInfo{Name: "fwrite", Arity: 4, Flags: []string{"write"},
 		FirstKey: 1, LastKey: 1, Step: 1, Group: "string"},
 		func(ctx context.Context, st *codec.Start, w *resp.Writer) {
@@ -76,9 +82,6 @@ func newFakeRuntime() *fakeRuntime {
 			}
 			w.OK()
 		})
-	f.modules = []module.ModuleInfo{{Name: "test", Version: "1.2.3", Path: "/x/test.wasm",
-		Commands: []string{"fecho", "ffail", "fget", "fmset", "fwrite"}}}
-	return f
 }
 
 func (f *fakeRuntime) add(mod string, info codec.CommandInfo, run func(context.Context, *codec.Start, *resp.Writer)) *module.Command {

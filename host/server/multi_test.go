@@ -106,6 +106,7 @@ func TestWatchExec(t *testing.T) {
 func TestWatchAbortInsideExec(t *testing.T) {
 	st := &fakeStore{counts: map[int]int64{}}
 	rt := newFakeRuntime()
+	rt.addWrite()
 	_, addr := startServer(t, testConfig(), rt, st)
 	c := dial(t, addr)
 	st.setGen(0, "k", 5)

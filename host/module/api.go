@@ -168,3 +168,62 @@ func Gone(ctx context.Context, dead bool) bool {
 	g, _ := ctx.Value(goneKey{}).(func(bool) bool)
 	return g != nil && g(dead)
 }
+
+// Guard sees, and may add conditions to, every store request of the
+// commands run under a context made by WithGuard: the server's EXEC uses
+// one to make the writes of a transaction conditional on its watched keys'
+// generations. Its methods run on the goroutine that runs the command.
+type Guard interface {
+	// Before is called before rq runs against database db; it may change
+	// the calls' policies. When it returns false the request does not run
+	// and the command gets a request failure (codec.BackendError).
+	Before(db int, rq *codec.Request) bool
+	// After sees the response of a request that Before let run.
+	After(db int, rq *codec.Request, resp *codec.Response)
+}
+
+// guardCtx is a context carrying a Guard. It is found by a type assertion,
+// not ctx.Value: the check runs on every store request of every command.
+type guardCtx struct {
+	context.Context
+	g Guard
+}
+
+// WithGuard returns ctx carrying g: Exec, ExecBlock and ExecBatch called
+// with it pass each store request of their commands through g. The context
+// must be passed as returned (not wrapped further) for g to be found.
+func WithGuard(ctx context.Context, g Guard) context.Context {
+	return &guardCtx{Context: ctx, g: g}
+}
+
+// GuardOf returns the Guard ctx carries (WithGuard), nil when none; for
+// stand-ins of the Runtime, which must honour it as Exec does.
+func GuardOf(ctx context.Context) Guard { return guardOf(ctx) }
+
+// guardOf returns the Guard ctx carries, nil when none.
+func guardOf(ctx context.Context) Guard {
+	if gc, ok := ctx.(*guardCtx); ok {
+		return gc.g
+	}
+	return nil
+}
+
+// errGuardRefused is the request failure a Guard's refusal answers.
+const errGuardRefused = "transaction aborted: a watched key changed"
+
+// storeExec runs rq on the store, through g when there is one.
+func (r *Runtime) storeExec(ctx context.Context, g Guard, db int, rq *codec.Request, resp *codec.Response) {
+	if g == nil {
+		r.st.Exec(ctx, db, rq, resp)
+		return
+	}
+	if !g.Before(db, rq) {
+		resp.Code, resp.Msg = codec.BackendError, errGuardRefused
+		resp.Results = resp.Results[:0]
+		resp.Scan = codec.ScanPage{Keys: resp.Scan.Keys[:0], Types: resp.Scan.Types[:0]}
+		resp.Count = 0
+		return
+	}
+	r.st.Exec(ctx, db, rq, resp)
+	g.After(db, rq, resp)
+}

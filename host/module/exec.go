@@ -133,6 +133,7 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 // and unlocks s. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
 func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
+	g := guardOf(ctx) // before ctx is replaced below
 	held := false     // whether this command holds a reference on v
 	detached := false // whether c left the slot with the command
 	wrote := false    // whether a request that writes was sent: finish, whatever the client does
@@ -214,7 +215,7 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slo
 				ctx = context.WithoutCancel(ctx)
 			}
 		}
-		r.st.Exec(ctx, c.db, &c.rq, &c.resp)
+		r.storeExec(ctx, g, c.db, &c.rq, &c.resp)
 		if ctx.Err() != nil {
 			return gone(errGone)
 		}
@@ -470,7 +471,7 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 		return
 	}
 	out, outCap := uint32(stack[2]), uint32(stack[3])
-	r.st.Exec(c.ctx, c.db, &c.rq, &c.resp)
+	r.storeExec(c.ctx, guardOf(c.ctx), c.db, &c.rq, &c.resp)
 	// The response is laid out in the guest's buffer, as the guest's own
 	// values (codec.AppendResponse).
 	n := 0

@@ -102,9 +102,11 @@ func overlapEnd(items []Item, start int, scratch []dbKey) (int, []dbKey) {
 // item, whose End is not set; the items after it have not run. With blk
 // nil, a command that blocks answers its timeout reply (inside MULTI). A
 // pipeline holding a blocking command runs one command after another, so
-// that nothing after it runs before it is served.
+// that nothing after it runs before it is served, and so does one run
+// under a Guard (WithGuard): a guarded transaction stops at the first
+// command whose condition fails, with none after it applied.
 func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
-	if !r.inline && len(items) > 1 && (blk == nil || !anyBlocking(items)) {
+	if !r.inline && len(items) > 1 && (blk == nil || !anyBlocking(items)) && guardOf(ctx) == nil {
 		return r.execOverlapped(ctx, items, out)
 	}
 	return r.execSerial(ctx, items, out, blk)

@@ -44,11 +44,12 @@ type client struct {
 	inMulti       bool
 	multiDirty    bool // a command failed to queue: EXEC aborts
 	queue         []queued
-	replyOff      bool // CLIENT REPLY OFF
-	skipNext      bool // CLIENT REPLY SKIP: drop the next command's reply
-	skipping      bool // the running command's reply is dropped (CLIENT REPLY SKIP before it)
-	replyMark     int  // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
-	closeAfter    bool // QUIT: close once the reply is written
+	watches       watches // WATCHed keys (multi.go); nil when none
+	replyOff      bool    // CLIENT REPLY OFF
+	skipNext      bool    // CLIENT REPLY SKIP: drop the next command's reply
+	skipping      bool    // the running command's reply is dropped (CLIENT REPLY SKIP before it)
+	replyMark     int     // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
+	closeAfter    bool    // QUIT: close once the reply is written
 	noEvict       bool
 	noTouch       bool
 	statCache     map[*module.Command]*cmdStat

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ type fakeRuntime struct {
 	run     map[*module.Command]func(ctx context.Context, st *codec.Start, w *resp.Writer)
 	modules []module.ModuleInfo
 	loaded  []string
-	writers sync.Pool // *resp.Writer, so that Exec does not allocate
+	writers sync.Pool    // *resp.Writer, so that Exec does not allocate
+	writes  atomic.Int64 // fwrite runs (addWrite)
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -57,6 +59,29 @@ func newFakeRuntime() *fakeRuntime {
 	f.modules = []module.ModuleInfo{{Name: "test", Version: "1.2.3", Path: "/x/test.wasm",
 		Commands: []string{"fecho", "ffail", "fget", "fmset"}}}
 	return f
+}
+
+// addWrite adds fwrite key code gen: a write to key, passed through the
+// guard of a transaction (module.GuardOf) as a store request whose result
+// has that code and generation.
+func (f *fakeRuntime) addWrite() {
+	f.add("test", codec.CommandInfo{Name: "fwrite", Arity: 4, Flags: []string{"write"},
+		FirstKey: 1, LastKey: 1, Step: 1, Group: "string"},
+		func(ctx context.Context, st *codec.Start, w *resp.Writer) {
+			f.writes.Add(1)
+			if g := module.GuardOf(ctx); g != nil {
+				rq := &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: st.Args[1],
+					Ops: []codec.Op{{Code: codec.OpPut, Bin: "v", Value: codec.Int(1)}}}}}
+				if !g.Before(int(st.DB), rq) {
+					w.Error("ERR refused")
+					return
+				}
+				code, _ := strconv.Atoi(string(st.Args[2]))
+				gen, _ := strconv.Atoi(string(st.Args[3]))
+				g.After(int(st.DB), rq, &codec.Response{Results: []codec.Result{{Code: codec.Code(code), Generation: uint32(gen)}}})
+			}
+			w.OK()
+		})
 }
 
 func (f *fakeRuntime) add(mod string, info codec.CommandInfo, run func(context.Context, *codec.Start, *resp.Writer)) *module.Command {
@@ -138,13 +163,32 @@ func (f *fakeRuntime) Unload(name string) error {
 	return nil
 }
 
-// fakeStore counts records per database; down makes every request fail
-// as an unreachable backend does.
+// fakeStore counts records per database and answers header reads from
+// gens (database → key → generation; absent keys are not found); down
+// makes every request fail as an unreachable backend does.
 type fakeStore struct {
 	mu        sync.Mutex
 	counts    map[int]int64
+	gens      map[int]map[string]uint32
 	down      bool
 	truncated []string
+}
+
+// setGen sets a key's generation; 0 makes it absent.
+func (s *fakeStore) setGen(db int, key string, gen uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gens == nil {
+		s.gens = map[int]map[string]uint32{}
+	}
+	if s.gens[db] == nil {
+		s.gens[db] = map[string]uint32{}
+	}
+	if gen == 0 {
+		delete(s.gens[db], key)
+	} else {
+		s.gens[db][key] = gen
+	}
 }
 
 func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec.Response) {
@@ -165,6 +209,19 @@ func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec
 		} else {
 			delete(s.counts, db)
 			s.truncated = append(s.truncated, strconv.Itoa(db))
+		}
+	case codec.ReqRecords:
+		for _, c := range req.Calls {
+			if len(c.Ops) != 1 || c.Ops[0].Code != codec.OpGetHeader {
+				r.Code, r.Msg, r.Results = codec.InvalidOperation, "unexpected request", nil
+				return
+			}
+			gen, ok := s.gens[db][string(c.Key)]
+			res := codec.Result{Generation: gen, TTL: -1, Values: []codec.Value{codec.Nil}}
+			if !ok {
+				res.Code = codec.NotFound
+			}
+			r.Results = append(r.Results, res)
 		}
 	default:
 		r.Code, r.Msg = codec.InvalidOperation, "unexpected request"

@@ -553,8 +553,15 @@ func TestTransactions(t *testing.T) {
 	if err != nil || incr.Val() != 42 || get.Val() != "42" {
 		t.Fatalf("MULTI/EXEC: %v %d %q", err, incr.Val(), get.Val())
 	}
-	err = c.Watch(ctx, func(tx *redis.Tx) error { return nil }, "tx")
-	if err == nil || !strings.Contains(err.Error(), "WATCH is not supported") {
-		t.Fatalf("WATCH: %v", err)
+	// WATCH and its transactions: watch_test.go.
+	err = c.Watch(ctx, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, "tx")
+			return nil
+		})
+		return err
+	}, "tx")
+	if err != nil || c.Get(ctx, "tx").Val() != "43" {
+		t.Fatalf("WATCH: %v, tx = %q", err, c.Get(ctx, "tx").Val())
 	}
 }

@@ -123,11 +123,60 @@ func anyBlocking(items []Item) bool {
 
 // flight is a command of a window that runs on a goroutine of its own.
 type flight struct {
+	r     *Runtime
+	ctx   context.Context
+	it    *Item
 	reply []byte
 	done  chan struct{}
 }
 
 var flightPool = sync.Pool{New: func() any { return &flight{done: make(chan struct{}, 1)} }}
+
+// run executes the flight's command and signals done.
+func (f *flight) run() {
+	it := f.it
+	f.reply = f.r.Exec(f.ctx, it.Cmd, &it.Start, f.reply[:0])
+	f.ctx, f.it = nil, nil
+	<-overlapGoroutines
+	f.done <- struct{}{}
+}
+
+// Overlapped commands run on worker goroutines that stay for the next
+// command: a new goroutine's stack starts small and grows, by copying, to
+// the depth a guest call needs (wazero's call path), which cost about a
+// tenth of a pipelined command's CPU when every command had a goroutine of
+// its own. Idle workers wait on idleWorkers; there are at most as many as
+// overlapGoroutines admits at once, and the runtime's garbage collector
+// shrinks the stacks of those that stay idle.
+var idleWorkers = make(chan *worker, cap(overlapGoroutines))
+
+// worker is a goroutine that runs overlapped commands.
+type worker struct{ next chan *flight }
+
+// startFlight runs f on an idle worker, or on a new one.
+func startFlight(f *flight) {
+	select {
+	case w := <-idleWorkers:
+		w.next <- f
+	default:
+		go runWorker(f)
+	}
+}
+
+// runWorker runs f, then waits as an idle worker for the next flight; it
+// ends when there is no room among the idle.
+func runWorker(f *flight) {
+	w := &worker{next: make(chan *flight, 1)}
+	for {
+		f.run()
+		select {
+		case idleWorkers <- w:
+		default:
+			return
+		}
+		f = <-w.next
+	}
+}
 
 // execOverlapped runs a pipeline on a store that waits: each window of
 // commands on distinct keys is in flight together (the first on the calling
@@ -162,12 +211,9 @@ func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) 
 				continue
 			}
 			f := flightPool.Get().(*flight)
+			f.r, f.ctx, f.it = r, ctx, &items[k]
 			flights = append(flights, f)
-			go func(it *Item) {
-				f.reply = r.Exec(ctx, it.Cmd, &it.Start, f.reply[:0])
-				<-overlapGoroutines
-				f.done <- struct{}{}
-			}(&items[k])
+			startFlight(f)
 		}
 		it := &items[i]
 		out = r.Exec(ctx, it.Cmd, &it.Start, out)

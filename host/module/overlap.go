@@ -127,18 +127,18 @@ type flight struct {
 	ctx   context.Context
 	it    *Item
 	reply []byte
-	done  chan struct{}
+	done  *sync.WaitGroup // the window's: its commands are awaited together
 }
 
-var flightPool = sync.Pool{New: func() any { return &flight{done: make(chan struct{}, 1)} }}
+var flightPool = sync.Pool{New: func() any { return new(flight) }}
 
 // run executes the flight's command and signals done.
 func (f *flight) run() {
-	it := f.it
+	it, done := f.it, f.done
 	f.reply = f.r.Exec(f.ctx, it.Cmd, &it.Start, f.reply[:0])
-	f.ctx, f.it = nil, nil
+	f.ctx, f.it, f.done = nil, nil, nil
 	<-overlapGoroutines
-	f.done <- struct{}{}
+	done.Done()
 }
 
 // Overlapped commands run on worker goroutines that stay for the next
@@ -185,6 +185,7 @@ func runWorker(f *flight) {
 func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) []byte {
 	var scratch []dbKey
 	var flights []*flight
+	var done sync.WaitGroup
 	for i := 0; i < len(items); {
 		var j int
 		j, scratch = overlapEnd(items, i, scratch)
@@ -211,15 +212,16 @@ func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) 
 				continue
 			}
 			f := flightPool.Get().(*flight)
-			f.r, f.ctx, f.it = r, ctx, &items[k]
+			f.r, f.ctx, f.it, f.done = r, ctx, &items[k], &done
+			done.Add(1)
 			flights = append(flights, f)
 			startFlight(f)
 		}
 		it := &items[i]
 		out = r.Exec(ctx, it.Cmd, &it.Start, out)
 		it.End = len(out)
+		done.Wait()
 		for n, f := range flights {
-			<-f.done
 			out = append(out, f.reply...)
 			items[i+1+n].End = len(out)
 			if cap(f.reply) > maxPooled {

@@ -94,7 +94,7 @@ func BenchmarkExec(b *testing.B) {
 	if addr == "" {
 		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
 	}
-	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: "respiketest"}, quietLogger())
+	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: testSet()}, quietLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func directClient(b *testing.B) (*as.Client, func() *as.Key) {
 	}
 	b.Cleanup(client.Close)
 	return client, func() *as.Key {
-		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
+		k, _ := as.NewKey(testNamespace(), testSet(), []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
 		return k
 	}
 }

@@ -179,3 +179,11 @@ if [ -n "${BASE:-}" ]; then
 	errs=$(redis-cli -p "$BPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
 	echo "error replies through the base build: $errs"
 fi
+# Each run leaves ~100,000 records per daemon; Aerospike CE scans the whole
+# namespace for a set's DBSIZE, KEYS and SCAN, so records left behind slow
+# those down for everyone sharing the server. FLUSHALL truncates the
+# daemons' own sets (the direct client's set is left: KEEP=1 keeps all).
+if [ -z "${KEEP:-}" ]; then
+	redis-cli -p "$PPORT" flushall >/dev/null
+	[ -n "${BASE:-}" ] && redis-cli -p "$BPORT" flushall >/dev/null
+fi

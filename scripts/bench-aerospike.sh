@@ -185,5 +185,5 @@ fi
 # daemons' own sets (the direct client's set is left: KEEP=1 keeps all).
 if [ -z "${KEEP:-}" ]; then
 	redis-cli -p "$PPORT" flushall >/dev/null
-	[ -n "${BASE:-}" ] && redis-cli -p "$BPORT" flushall >/dev/null
+	if [ -n "${BASE:-}" ]; then redis-cli -p "$BPORT" flushall >/dev/null; fi
 fi

@@ -18,6 +18,9 @@
 #
 # Knobs: ROUNDS (3), N (requests per test, 50000), N1 (one-client requests,
 # 5000), SUITE ("" to skip), BATCH_SIZE / BATCH_CALLS ([aerospike] keys),
+# BENCH_SET (the daemon's set, respike_bench; the base build's gets
+# "_base" appended; the direct client writes RESPIKE_TEST_AEROSPIKE_SET or
+# respiketest),
 # BASE (another checkout with bin/respike and commands/*.wasm built: it
 # serves too, on its own set, and its rows "base-…" interleave with ours).
 set -euo pipefail
@@ -27,6 +30,7 @@ ROUNDS=${ROUNDS:-3}
 N=${N:-50000}
 N1=${N1:-5000}
 SUITE=${SUITE-ping_mbulk,set,get,incr,sadd,hset,spop,mset}
+BENCH_SET=${BENCH_SET:-respike_bench}
 host=${RESPIKE_TEST_AEROSPIKE%:*}
 port=${RESPIKE_TEST_AEROSPIKE##*:}
 tmp=$(mktemp -d)
@@ -46,7 +50,7 @@ set = "$set"
 ${BATCH_SIZE:+batch_size = $BATCH_SIZE}
 ${BATCH_CALLS:+batch_calls = $BATCH_CALLS}
 TOML
-	if [ "$set" = respike_base ]; then
+	if [ "$set" = "${BENCH_SET}_base" ]; then
 		# An older build may not know the batch keys.
 		sed -i '/^batch_/d' "$tmp/$set.toml"
 	fi
@@ -54,9 +58,9 @@ TOML
 	(cd "$dir" && exec ./bin/respike -config "$tmp/$set.toml" -listen "127.0.0.1:$p" >"$tmp/$set.log" 2>&1) &
 	echo "$! $p"
 }
-read -r pid PPORT < <(serve . respike_bench)
+read -r pid PPORT < <(serve . "$BENCH_SET")
 if [ -n "${BASE:-}" ]; then
-	read -r bpid BPORT < <(serve "$BASE" respike_base)
+	read -r bpid BPORT < <(serve "$BASE" "${BENCH_SET}_base")
 fi
 for p in $PPORT ${BPORT:-}; do
 	for _ in $(seq 300); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -66,37 +70,50 @@ go test -c -o "$tmp/direct.test" ./host/store/aerospike
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # a daemon's user+system ticks
 
+# calls PORT: the Aerospike calls the daemon has made for record requests
+# so far (INFO stats store_single_calls + store_batch_calls; 0 for a build
+# that does not count them).
+calls() {
+	redis-cli -p "$1" info stats | tr -d '\r' |
+		awk -F: '/^store_(single|batch)_calls:/ {n += $2} END {print n + 0}'
+}
+
 # rb NAME ARGS...: one redis-benchmark run per test against our daemon
-# (RBPID/RBPORT select another), rows "NAME/TEST rps cpu_us_per_cmd p50 p99"
-# into $tmp/rows.
+# (RBPID/RBPORT select another), rows "NAME/TEST rps cpu_us_per_cmd p50 p99
+# rb_cpu_us_per_cmd calls_per_cmd" into $tmp/rows: redis-benchmark's own
+# CPU (user+system, from time) is the load generator's share of the same
+# cores, which the direct client's rows include in their own CPU.
 rb() {
-	local name=$1 t c0 c1 n p=${RBPORT:-$PPORT} d=${RBPID:-$pid}
+	local name=$1 t c0 c1 n a0 a1 p=${RBPORT:-$PPORT} d=${RBPID:-$pid}
 	shift
 	for t in $(echo "$TESTS" | tr ',' ' '); do
 		n=$N
 		[[ " $* " == *" -c 1 "* ]] && n=$N1
 		c0=$(cpu "$d")
+		a0=$(calls "$p")
 		# redis-benchmark exits non-zero on an error reply (a timeout of
 		# an overloaded cluster): the run's row is then missing, and the
 		# error count at the end says so.
-		{ redis-benchmark -p "$p" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null || true; } | tr -d '"' |
+		{ /usr/bin/time -f '%U %S' -o "$tmp/rbtime" redis-benchmark -p "$p" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null || true; } | tr -d '"' |
 			awk -F, -v name="$name" 'NR > 1 {printf "%s/%s %s - %s %s\n", name, $1, $2, $5, $7}' >"$tmp/one"
 		c1=$(cpu "$d")
-		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" \
-			'{$3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print}' "$tmp/one" >>"$tmp/rows"
+		a1=$(calls "$p")
+		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" -v a="$((a1 - a0))" -v rbt="$(tail -1 "$tmp/rbtime")" \
+			'{split(rbt, r, " "); $3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print $0, sprintf("%.1f", (r[1] + r[2]) * 1e6 / n), sprintf("%.3f", a / n)}' "$tmp/one" >>"$tmp/rows"
 	done
 }
 
-# direct NAME BENCH: the Go client, rows "NAME/TEST records_per_s cpu_us_per_record - -".
+# direct NAME BENCH: the Go client, rows "NAME/TEST records_per_s
+# cpu_us_per_record - - - calls_per_record".
 direct() {
 	local name=$1 bench=$2 t out
 	for t in GET SET INCR; do
 		out=$( { /usr/bin/time -f '%U %S' "$tmp/direct.test" -test.run '^$' -test.bench "^Benchmark$bench\$/^$t\$" \
 			-test.benchtime "${N}x" 2>&1 >&3 || true; } 3>&1)
-		echo "$out" | awk -v name="$name" -v t="$t" -v n="$N" '
+		echo "$out" | awk -v name="$name" -v t="$t" -v n="$N" -v bench="$bench" '
 			/ops\/s/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ops/s") rps = $i}
 			NF == 2 && $1 ~ /^[0-9.]+$/ {cpu = ($1 + $2) * 1e6 / n}
-			END {printf "%s/%s %s %.1f - -\n", name, t, rps, cpu}' >>"$tmp/rows"
+			END {printf "%s/%s %s %.1f - - - %.3f\n", name, t, rps, cpu, bench == "DirectClient" ? 1 : 1 / 16}' >>"$tmp/rows"
 	done
 }
 
@@ -126,9 +143,9 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) != 5:
+    if len(f) != 7:
         continue
-    r = rows.setdefault(f[0], [[], [], [], []])
+    r = rows.setdefault(f[0], [[], [], [], [], [], []])
     for i, v in enumerate(f[1:]):
         try:
             r[i].append(float(v))
@@ -140,10 +157,12 @@ def mm(vals, fmt):
         return "-"
     return (fmt + " / " + fmt) % (min(vals), statistics.median(vals))
 
-print("%-22s %22s %16s %16s %16s" % ("run/test", "rate/s min / median", "cpu µs/cmd", "p50 ms", "p99 ms"))
+print("%-22s %22s %14s %16s %16s %14s %14s" % ("run/test", "rate/s min / median", "cpu µs/cmd", "p50 ms", "p99 ms", "rb cpu µs/cmd", "calls/cmd"))
 for k in sorted(rows):
     r = rows[k]
-    print("%-22s %22s %16s %16s %16s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f")))
+    print("%-22s %22s %14s %16s %16s %14s %14s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f"), mm(r[4], "%.1f"), mm(r[5], "%.3f")))
+print("(cpu: the daemon's, or the direct client's whole process, per command or record; rb cpu: redis-benchmark's;")
+print(" calls/cmd: Aerospike calls the daemon made per command, single and batch)")
 
 print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
 for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
@@ -159,4 +178,12 @@ echo "error replies through respike: $errs"
 if [ -n "${BASE:-}" ]; then
 	errs=$(redis-cli -p "$BPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')
 	echo "error replies through the base build: $errs"
+fi
+# Each run leaves ~100,000 records per daemon; Aerospike CE scans the whole
+# namespace for a set's DBSIZE, KEYS and SCAN, so records left behind slow
+# those down for everyone sharing the server. FLUSHALL truncates the
+# daemons' own sets (the direct client's set is left: KEEP=1 keeps all).
+if [ -z "${KEEP:-}" ]; then
+	redis-cli -p "$PPORT" flushall >/dev/null
+	if [ -n "${BASE:-}" ]; then redis-cli -p "$BPORT" flushall >/dev/null; fi
 fi

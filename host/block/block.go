@@ -139,6 +139,14 @@ func (r *Registry) Store() store.Store { return r.st }
 // Inline reports whether the wrapped store never waits.
 func (r *Registry) Inline() bool { return r.st.Inline() }
 
+// Stats are the wrapped store's (store.Statser), if it counts any.
+func (r *Registry) Stats() []store.Stat {
+	if s, ok := r.st.(store.Statser); ok {
+		return s.Stats()
+	}
+	return nil
+}
+
 // Close stops polling and closes the wrapped store.
 func (r *Registry) Close() error {
 	r.mu.Lock()

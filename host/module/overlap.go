@@ -125,11 +125,60 @@ func anyBlocking(items []Item) bool {
 
 // flight is a command of a window that runs on a goroutine of its own.
 type flight struct {
+	r     *Runtime
+	ctx   context.Context
+	it    *Item
 	reply []byte
-	done  chan struct{}
+	done  *sync.WaitGroup // the window's: its commands are awaited together
 }
 
-var flightPool = sync.Pool{New: func() any { return &flight{done: make(chan struct{}, 1)} }}
+var flightPool = sync.Pool{New: func() any { return new(flight) }}
+
+// run executes the flight's command and signals done.
+func (f *flight) run() {
+	it, done := f.it, f.done
+	f.reply = f.r.Exec(f.ctx, it.Cmd, &it.Start, f.reply[:0])
+	f.ctx, f.it, f.done = nil, nil, nil
+	<-overlapGoroutines
+	done.Done()
+}
+
+// Overlapped commands run on worker goroutines that stay for the next
+// command: a new goroutine's stack starts small and grows, by copying, to
+// the depth a guest call needs (wazero's call path), which cost about a
+// tenth of a pipelined command's CPU when every command had a goroutine of
+// its own. Idle workers wait on idleWorkers; there are at most as many as
+// overlapGoroutines admits at once, and the runtime's garbage collector
+// shrinks the stacks of those that stay idle.
+var idleWorkers = make(chan *worker, cap(overlapGoroutines))
+
+// worker is a goroutine that runs overlapped commands.
+type worker struct{ next chan *flight }
+
+// startFlight runs f on an idle worker, or on a new one.
+func startFlight(f *flight) {
+	select {
+	case w := <-idleWorkers:
+		w.next <- f
+	default:
+		go runWorker(f)
+	}
+}
+
+// runWorker runs f, then waits as an idle worker for the next flight; it
+// ends when there is no room among the idle.
+func runWorker(f *flight) {
+	w := &worker{next: make(chan *flight, 1)}
+	for {
+		f.run()
+		select {
+		case idleWorkers <- w:
+		default:
+			return
+		}
+		f = <-w.next
+	}
+}
 
 // execOverlapped runs a pipeline on a store that waits: each window of
 // commands on distinct keys is in flight together (the first on the calling
@@ -138,6 +187,7 @@ var flightPool = sync.Pool{New: func() any { return &flight{done: make(chan stru
 func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) []byte {
 	var scratch []dbKey
 	var flights []*flight
+	var done sync.WaitGroup
 	for i := 0; i < len(items); {
 		var j int
 		j, scratch = overlapEnd(items, i, scratch)
@@ -164,18 +214,16 @@ func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) 
 				continue
 			}
 			f := flightPool.Get().(*flight)
+			f.r, f.ctx, f.it, f.done = r, ctx, &items[k], &done
+			done.Add(1)
 			flights = append(flights, f)
-			go func(it *Item) {
-				f.reply = r.Exec(ctx, it.Cmd, &it.Start, f.reply[:0])
-				<-overlapGoroutines
-				f.done <- struct{}{}
-			}(&items[k])
+			startFlight(f)
 		}
 		it := &items[i]
 		out = r.Exec(ctx, it.Cmd, &it.Start, out)
 		it.End = len(out)
+		done.Wait()
 		for n, f := range flights {
-			<-f.done
 			out = append(out, f.reply...)
 			items[i+1+n].End = len(out)
 			if cap(f.reply) > maxPooled {

@@ -14,6 +14,10 @@ import (
 	"github.com/respike/respike/host/module"
 )
 
+// goneRecheck is how long a connection seen alive is taken to be still
+// there before peerGone looks at its socket again (a system call).
+const goneRecheck = int64(time.Millisecond)
+
 // flushAt is the reply backlog at which a connection writes out before it
 // has run the rest of a pipeline, so a long pipeline cannot pile up replies.
 const flushAt = 64 << 10
@@ -81,6 +85,11 @@ type client struct {
 	// read costs ~50 ns, a noticeable part of a pipelined command.
 	clock   int64
 	wallOff int64 // Unix nanoseconds at clock 0, as of the batch being run
+
+	// alive is the clock (as clock) when the connection was last seen
+	// alive: a read that returned commands, or a look at the socket
+	// (peerGone). Read by the goroutines of overlapped commands.
+	alive atomic.Int64
 
 	// Command counts not yet added to the server's (see count).
 	stats  [4]statBatch
@@ -150,6 +159,7 @@ func (s *Server) serveConn(c *client) {
 		t := time.Now()
 		c.clock = int64(t.Sub(s.started))
 		c.wallOff = t.UnixNano() - c.clock
+		c.alive.Store(c.clock)
 		for i := range cmds {
 			c.process(cmds[i])
 			if c.closeAfter || c.dead || s.ctx.Err() != nil {

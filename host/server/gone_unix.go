@@ -14,7 +14,17 @@ import (
 // closed, or half-closed its sending side). It peeks at the socket without
 // blocking or consuming anything: one system call, made only before a store
 // request of a command that has not written yet.
+//
+// The answer "still there" holds for goneRecheck: a pipeline's commands and
+// a command's several store requests share one look at the socket, and so
+// does a command read from the socket within that time (ReadCommands
+// returning sets alive). A client that goes away in that window has its
+// commands run as if it had gone a moment later.
 func (c *client) peerGone(dead bool) bool {
+	now := c.s.nanos()
+	if now-c.alive.Load() < goneRecheck {
+		return false
+	}
 	sc, ok := c.conn.(syscall.Conn)
 	if !ok {
 		return false
@@ -36,5 +46,8 @@ func (c *client) peerGone(dead bool) bool {
 		}
 		return true
 	})
+	if err == nil && !failed && !eof {
+		c.alive.Store(now)
+	}
 	return err != nil || failed || eof && !dead
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/respike/respike/guest-sdk/resp"
 	"github.com/respike/respike/host/config"
 	"github.com/respike/respike/host/module"
+	"github.com/respike/respike/host/store"
 )
 
 // fakeRuntime serves commands implemented in Go, standing in for the
@@ -229,7 +230,10 @@ func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec
 }
 
 func (s *fakeStore) Inline() bool { return true }
-func (s *fakeStore) Close() error { return nil }
+
+// Stats reports one counter, so INFO stats shows a store's (store.Statser).
+func (s *fakeStore) Stats() []store.Stat { return []store.Stat{{Name: "fake_calls", Value: 42}} }
+func (s *fakeStore) Close() error        { return nil }
 
 // testConfig returns defaults suitable for tests.
 func testConfig() config.Config {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/module"
+	"github.com/respike/respike/host/store"
 )
 
 // INFO and TIME.
@@ -104,6 +105,11 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("total_commands_processed", s.stats.totalCmds.Load())
 		line("rejected_connections", s.stats.rejectedConns.Load())
 		line("total_error_replies", s.stats.errorReplies.Load())
+		if st, ok := s.st.(store.Statser); ok {
+			for _, v := range st.Stats() {
+				line("store_"+v.Name, v.Value)
+			}
+		}
 	case "replication":
 		line("role", "master")
 		line("connected_slaves", 0)

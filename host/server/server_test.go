@@ -348,7 +348,7 @@ func TestMaxClients(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	c.closed()
-	if got := a.do("info", "stats"); !strings.Contains(got, "rejected_connections:1\r\n") {
+	if got := a.do("info", "stats"); !strings.Contains(got, "rejected_connections:1\r\n") || !strings.Contains(got, "store_fake_calls:42\r\n") {
 		t.Fatalf("INFO stats: %q", got)
 	}
 	// A slot frees when a client leaves.

@@ -24,3 +24,16 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// Stat is one counter a store reports in INFO stats, as store_<Name>.
+type Stat struct {
+	Name  string
+	Value uint64
+}
+
+// Statser is implemented by stores that count their own work (calls to a
+// remote cluster, records per call), so that INFO shows how commands
+// reach the backend.
+type Statser interface {
+	Stats() []Stat
+}

@@ -107,6 +107,20 @@ type Store struct {
 	plans sync.Pool // *[]plan
 
 	co *coalescer // gathers concurrent record requests; nil when off
+
+	// Calls made to the cluster for record requests (INFO stats): single
+	// operates, batch operates, and the records those carried.
+	nSingle, nBatch, nBatchRecords atomic.Uint64
+}
+
+// Stats counts the calls record requests made (store.Statser): how many
+// Redis commands share a round trip shows in batch_records / batch_calls.
+func (s *Store) Stats() []store.Stat {
+	return []store.Stat{
+		{Name: "single_calls", Value: s.nSingle.Load()},
+		{Name: "batch_calls", Value: s.nBatch.Load()},
+		{Name: "batch_records", Value: s.nBatchRecords.Load()},
+	}
 }
 
 var _ store.Store = (*Store)(nil)

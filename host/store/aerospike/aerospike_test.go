@@ -26,6 +26,15 @@ func testNamespace() string {
 	return "test"
 }
 
+// testSet is the set the tests write: RESPIKE_TEST_AEROSPIKE_SET, so that
+// sessions sharing a server keep apart, or "respiketest".
+func testSet() string {
+	if s := os.Getenv("RESPIKE_TEST_AEROSPIKE_SET"); s != "" {
+		return s
+	}
+	return "respiketest"
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestConfigErrors(t *testing.T) {
@@ -160,7 +169,7 @@ func openServer(t *testing.T) *Store {
 	s, err := New(context.Background(), Config{
 		Hosts:     []string{addr},
 		Namespace: testNamespace(),
-		Set:       "respiketest",
+		Set:       testSet(),
 		// The conformance suite writes 9 MiB to check RecordTooBig;
 		// leave that to the server.
 		TotalTimeout:  5 * time.Second,
@@ -265,7 +274,7 @@ func TestClusterComesAndGoes(t *testing.T) {
 	}
 	p := &proxy{t: t, addr: refusedAddr(t), target: addr}
 	defer p.cut()
-	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: "respiketest",
+	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: testSet(),
 		ConnectTimeout: 500 * time.Millisecond, TotalTimeout: time.Second}, quietLogger())
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package aerospike
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -94,7 +95,7 @@ func BenchmarkExec(b *testing.B) {
 	if addr == "" {
 		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
 	}
-	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: "respiketest"}, quietLogger())
+	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: testSet()}, quietLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -244,7 +245,105 @@ func directClient(b *testing.B) (*as.Client, func() *as.Key) {
 	}
 	b.Cleanup(client.Close)
 	return client, func() *as.Key {
-		k, _ := as.NewKey(testNamespace(), "respiketest", []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
+		k, _ := as.NewKey(testNamespace(), testSet(), []byte("bench:direct:"+strconv.Itoa(rand.IntN(100000))))
 		return k
 	}
+}
+
+// BenchmarkDirectClientShapes issues, 16 per BatchOperate at 50
+// goroutines, the records BenchmarkDirectClientBatch writes and the ones
+// respike writes for the same commands (SET: REPLACE of the type and value
+// bins with the key sent; INCR: the type guard and overflow bound as a
+// filter; GET: the type guard), so that the server's cost of the two
+// shapes can be compared: with RESPIKE_TEST_AEROSPIKE_PID set to the
+// server's process (same machine), it reports the server's CPU per record
+// (asd-us/op, from /proc, 10 ms ticks). Skipped without
+// RESPIKE_TEST_AEROSPIKE.
+func BenchmarkDirectClientShapes(b *testing.B) {
+	client, key := directClient(b)
+	const per = 16
+	val := []byte("xxx")
+	wp := func(exists as.RecordExistsAction, sendKey bool, filter *as.Expression) *as.BatchWritePolicy {
+		p := as.NewBatchWritePolicy()
+		p.Expiration = as.TTLDontExpire
+		p.RecordExistsAction = exists
+		p.SendKey = sendKey
+		p.FilterExpression = filter
+		return p
+	}
+	guard := packed(guardExp(codec.TypeString))
+	tr := &addTrack{target: addTarget{bin: codec.BinValue}, ints: []int64{1}}
+	bound := packed(as.ExpAnd(guardExp(codec.TypeString), tr.boundExp()))
+	guardRead := as.NewBatchReadPolicy()
+	guardRead.FilterExpression = guard
+	shapes := []struct {
+		name string
+		mk   func() as.BatchRecordIfc
+	}{
+		{"SET-direct", func() as.BatchRecordIfc {
+			return as.NewBatchWrite(wp(as.UPDATE, false, nil), key(), as.PutOp(as.NewBin("v", val)))
+		}},
+		{"SET-respike", func() as.BatchRecordIfc {
+			return as.NewBatchWrite(wp(as.REPLACE, true, nil), key(),
+				as.PutOp(as.NewBin(codec.BinType, codec.TypeString)), as.PutOp(as.NewBin(codec.BinValue, val)))
+		}},
+		{"INCR-direct", func() as.BatchRecordIfc {
+			return as.NewBatchWrite(wp(as.UPDATE, false, nil), key(), as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n"))
+		}},
+		{"INCR-respike", func() as.BatchRecordIfc {
+			return as.NewBatchWrite(wp(as.UPDATE, true, bound), key(), as.PutOp(as.NewBin(codec.BinType, codec.TypeString)),
+				as.AddOp(as.NewBin("n", 1)), as.GetBinOp("n"))
+		}},
+		{"GET-direct", func() as.BatchRecordIfc { return as.NewBatchReadOps(nil, key(), as.GetBinOp("v")) }},
+		{"GET-respike", func() as.BatchRecordIfc { return as.NewBatchReadOps(guardRead, key(), as.GetBinOp("v")) }},
+	}
+	for _, s := range shapes {
+		b.Run(s.name, func(b *testing.B) {
+			c0 := serverCPU()
+			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				bp := as.NewBatchPolicy()
+				recs := make([]as.BatchRecordIfc, 0, per)
+				flush := func() {
+					if len(recs) > 0 {
+						if err := client.BatchOperate(bp, recs); err != nil {
+							b.Error(err)
+						}
+						recs = recs[:0]
+					}
+				}
+				for pb.Next() {
+					if recs = append(recs, s.mk()); len(recs) == per {
+						flush()
+					}
+				}
+				flush()
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			if c0 >= 0 {
+				b.ReportMetric((serverCPU()-c0)*1e6/float64(b.N), "asd-us/op")
+			}
+		})
+	}
+}
+
+// serverCPU is the user+system CPU seconds of the process
+// RESPIKE_TEST_AEROSPIKE_PID names, or -1.
+func serverCPU() float64 {
+	pid := os.Getenv("RESPIKE_TEST_AEROSPIKE_PID")
+	if pid == "" {
+		return -1
+	}
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	sys, _ := strconv.ParseFloat(f[12], 64)
+	return (u + sys) / 100 // USER_HZ
 }

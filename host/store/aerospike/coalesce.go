@@ -1,6 +1,7 @@
 package aerospike
 
 import (
+	"runtime"
 	"sync"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
@@ -84,8 +85,20 @@ func (c *coalescer) do(j *job) {
 	if c.running < c.lanes {
 		c.running++
 		c.mu.Unlock()
-		j.lead = append(j.lead[:0], j)
-		c.lead(j.lead)
+		// Before going, let the goroutines that are ready to run do so:
+		// the other commands of a pipeline window, or other clients'
+		// commands just read, reach their store requests in a moment and
+		// queue behind the lane taken here, and then go in this call. A
+		// yield, not a timer: with nothing else runnable (a lone client)
+		// it returns at once.
+		runtime.Gosched()
+		c.mu.Lock()
+		group := append(j.lead[:0], j)
+		if len(c.queue) > 0 {
+			group = c.takeInto(group, c.max-j.size)
+		}
+		c.mu.Unlock()
+		c.lead(group)
 		return
 	}
 	c.queue = append(c.queue, j)
@@ -137,6 +150,22 @@ func (c *coalescer) next() {
 	head := c.take()
 	c.mu.Unlock()
 	head.wake <- struct{}{}
+}
+
+// takeInto appends to group the queued jobs, from the head, that fit in
+// room records, and removes them from the queue. Called with mu held.
+func (c *coalescer) takeInto(group []*job, room int) []*job {
+	n, size := 0, 0
+	for n < len(c.queue) && size+c.queue[n].size <= room {
+		size += c.queue[n].size
+		n++
+	}
+	group = append(group, c.queue[:n]...)
+	k := copy(c.queue, c.queue[n:])
+	clear(c.queue[k:])
+	c.queue = c.queue[:k]
+	c.queued -= size
+	return group
 }
 
 // take removes the group of the next call from the queue's head: up to max

@@ -467,3 +467,34 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 		t.Errorf("second call on one record: code %d value %v, want 111 after the first call's 11", r.Code, r.Values)
 	}
 }
+
+// TestStatsCountCalls: INFO's store counters say how requests reached the
+// cluster: a lone call as one operate, several calls as one batch call
+// carrying each of their records.
+func TestStatsCountCalls(t *testing.T) {
+	s := openServer(t)
+	defer s.Close()
+	stat := func() map[string]uint64 {
+		m := map[string]uint64{}
+		for _, v := range s.Stats() {
+			m[v.Name] = v.Value
+		}
+		return m
+	}
+	get := func(key string) codec.Call {
+		return codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}
+	}
+	var resp codec.Response
+	before := stat()
+	s.Exec(context.Background(), 0, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{get("st:a")}}, &resp)
+	after := stat()
+	if d := after["single_calls"] - before["single_calls"]; d != 1 || after["batch_calls"] != before["batch_calls"] {
+		t.Errorf("one call: %d single calls, %d batch calls; want 1, 0", d, after["batch_calls"]-before["batch_calls"])
+	}
+	before = after
+	s.Exec(context.Background(), 0, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{get("st:a"), get("st:b"), get("st:c")}}, &resp)
+	after = stat()
+	if calls, recs := after["batch_calls"]-before["batch_calls"], after["batch_records"]-before["batch_records"]; calls != 1 || recs != 3 {
+		t.Errorf("three calls: %d batch calls of %d records, want 1 of 3", calls, recs)
+	}
+}

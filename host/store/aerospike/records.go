@@ -164,6 +164,7 @@ func (x *execCtx) writePolicy(p *plan, filter *as.Expression, gen uint32, withGe
 // is a single key) expect no error there. Retries back off from 50µs up to
 // 5ms and stop at the request's time budget.
 func (x *execCtx) operate(wp *as.WritePolicy, key *as.Key, ops ...*as.Operation) (*as.Record, error) {
+	x.s.nSingle.Add(1)
 	rec, err := x.c.Operate(wp, key, ops...)
 	if err == nil || resultCode(err) != types.KEY_BUSY {
 		return rec, err
@@ -173,6 +174,7 @@ func (x *execCtx) operate(wp *as.WritePolicy, key *as.Key, ops ...*as.Operation)
 	for resultCode(err) == types.KEY_BUSY && time.Now().Add(pause).Before(deadline) {
 		time.Sleep(pause)
 		pause = min(2*pause, 5*time.Millisecond)
+		x.s.nSingle.Add(1)
 		rec, err = x.c.Operate(wp, key, ops...)
 	}
 	return rec, err
@@ -619,6 +621,8 @@ func runEntries(es []member) {
 
 	if len(recs) > 0 {
 		x := es[idx[0]].x
+		x.s.nBatch.Add(1)
+		x.s.nBatchRecords.Add(uint64(len(recs)))
 		err := x.c.BatchOperate(batchPolicy(es), recs)
 		if err != nil {
 			if c := classify(err); c != classRecord && !anyAnswered(recs) {

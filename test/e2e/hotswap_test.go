@@ -463,7 +463,12 @@ func TestHotSwapAddRemoveAndRefusals(t *testing.T) {
 	} {
 		refusals := e.infoCount("module_refusals")
 		e.place("hotswap.wasm", tc.bin)
-		e.eventually(tc.name+" refused", limit, func() bool { return e.infoCount("module_refusals") > refusals })
+		// A periodic rescan may refuse the previous file once more before
+		// this one is read: wait for this file's own reason.
+		e.eventually(tc.name+" refused", limit, func() bool {
+			lastErr, _ := e.modules()["hotswap"]["last_error"].(string)
+			return e.infoCount("module_refusals") > refusals && strings.Contains(lastErr, tc.want)
+		})
 		if got := e.ver(); got != "A" {
 			t.Errorf("%s: hsver = %q, want build A still serving", tc.name, got)
 		}

@@ -10,7 +10,8 @@
 #
 # respike runs on the embedded store, or on Aerospike with BACKEND=aerospike
 # (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
-# test, set respike_bench). PIPELINES="1 16" lists the -P depths.
+# test, set respike_bench or AEROSPIKE_SET: give your own when others
+# benchmark on the same node). PIPELINES="1 16" lists the -P depths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,7 @@ backend = "aerospike"
 [aerospike]
 hosts = ["${RESPIKE_TEST_AEROSPIKE:-127.0.0.1:3000}"]
 namespace = "${RESPIKE_TEST_AEROSPIKE_NAMESPACE:-test}"
-set = "respike_bench"
+set = "${AEROSPIKE_SET:-respike_bench}"
 [commands]
 dir = "$PWD/commands"
 TOML

@@ -184,7 +184,7 @@ func (s *source) find(m []byte) (float64, bool) {
 		}
 	}
 	if lo < n && bytes.Equal(s.kv[2*lo].Bytes, m) {
-		return scoreOf(&s.kv[2*lo+1]), true
+		return codec.ScoreOf(&s.kv[2*lo+1]), true
 	}
 	return 0, false
 }
@@ -280,7 +280,7 @@ func zalgCombine(c *sdk.Ctx) {
 	case algInter:
 		for i := 0; i < srcs[0].len(); i++ {
 			m := srcs[0].kv[2*i].Bytes
-			score := weighted(scoreOf(&srcs[0].kv[2*i+1]), srcs[0].weight)
+			score := weighted(codec.ScoreOf(&srcs[0].kv[2*i+1]), srcs[0].weight)
 			in := true
 			for j := 1; j < setnum; j++ {
 				v, ok := srcs[j].find(m)
@@ -299,7 +299,7 @@ func zalgCombine(c *sdk.Ctx) {
 		for _, s := range srcs {
 			for i := 0; i < s.len(); i++ {
 				m := s.kv[2*i].Bytes
-				score := weighted(scoreOf(&s.kv[2*i+1]), s.weight)
+				score := weighted(codec.ScoreOf(&s.kv[2*i+1]), s.weight)
 				if at, ok := acc[string(m)]; ok {
 					aggregate(&out[at].Float, score, o.aggregate)
 					continue
@@ -317,7 +317,7 @@ func zalgCombine(c *sdk.Ctx) {
 					continue outer
 				}
 			}
-			out = append(out, codec.Bytes(m), codec.Float(scoreOf(&srcs[0].kv[2*i+1])))
+			out = append(out, codec.Bytes(m), codec.Float(codec.ScoreOf(&srcs[0].kv[2*i+1])))
 		}
 	}
 	sortByScore(out)

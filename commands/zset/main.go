@@ -122,32 +122,10 @@ func strtod(b []byte) (float64, bool) {
 	return f, true
 }
 
-// appendScore formats a score as Redis 7.0 replies with it: C's %.17g,
-// and inf, -inf.
-func appendScore(dst []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case f == 0 && math.Signbit(f):
-		return append(dst, "-0"...)
-	case f > -1e17 && f < 1e17 && f == math.Trunc(f):
-		// %.17g prints an integral value below 1e17 as its digits; formatting
-		// it as an integer skips the 128-bit arithmetic of fixed-precision
-		// float formatting, which WebAssembly has to emulate.
-		if f < 0 {
-			return appendUint(append(dst, '-'), uint64(-f))
-		}
-		return appendUint(dst, uint64(f))
-	}
-	return strconv.AppendFloat(dst, f, 'g', 17, 64)
-}
-
 // replyScore writes a score: a bulk string in RESP2, a double in RESP3.
 func replyScore(c *sdk.Ctx, f float64) {
 	var tmp [32]byte
-	b := appendScore(tmp[:0], f)
+	b := codec.AppendScore(tmp[:0], f)
 	w := c.Reply()
 	if w.RESP3() {
 		w.Raw([]byte{','})
@@ -158,25 +136,9 @@ func replyScore(c *sdk.Ctx, f float64) {
 	w.Bulk(b)
 }
 
-// scoreOf reads a stored score; a foreign integer reads as its value. -0
-// reads as 0 (respike's own increments can leave a -0 behind).
-func scoreOf(v *codec.Value) float64 {
-	var f float64
-	switch v.Kind {
-	case codec.KindFloat:
-		f = v.Float
-	case codec.KindInt:
-		f = float64(v.Int)
-	}
-	if f == 0 {
-		return 0
-	}
-	return f
-}
-
 // replyStored writes a stored score (kit.MapScan and kit.Sample's value
 // writer).
-func replyStored(c *sdk.Ctx, v *codec.Value) { replyScore(c, scoreOf(v)) }
+func replyStored(c *sdk.Ctx, v *codec.Value) { replyScore(c, codec.ScoreOf(v)) }
 
 // storeScore is the value a score is stored as: always a float, -0 as 0.
 func storeScore(f float64) codec.Value {
@@ -218,7 +180,7 @@ func replyItems(c *sdk.Ctx, kv []codec.Value, withScores, reverse bool) {
 		m := kv[2*i].Bytes
 		var d []byte
 		if withScores {
-			d = appendScore(tmp[:0], scoreOf(&kv[2*i+1]))
+			d = codec.AppendScore(tmp[:0], codec.ScoreOf(&kv[2*i+1]))
 		}
 		// At most: *2\r\n, $ 20 digits \r\n, m, \r\n, $ 2 digits \r\n, d, \r\n.
 		if need := p + len(m) + len(d) + 40; need > len(out) {
@@ -264,53 +226,11 @@ func putLen(out []byte, p, n int) int {
 		p += 2
 	default:
 		var tmp [20]byte
-		p += copy(out[p:], appendUint(tmp[:0], uint64(n)))
+		p += copy(out[p:], strconv.AppendUint(tmp[:0], uint64(n), 10))
 	}
 	out[p], out[p+1] = '\r', '\n'
 	return p + 2
 }
-
-// appendUint appends u in decimal. Below 2^32 it divides 32-bit numbers,
-// whose division by a constant WebAssembly does with a 64-bit multiply; a
-// 64-bit one needs a high multiply that it emulates.
-func appendUint(dst []byte, u uint64) []byte {
-	if u >= 1<<32 {
-		return strconv.AppendUint(dst, u, 10)
-	}
-	v := uint32(u)
-	if v < 10 {
-		return append(dst, byte('0'+v))
-	}
-	var b [10]byte
-	i := len(b)
-	for v >= 100 {
-		q := v / 100
-		r := v - q*100
-		i -= 2
-		b[i], b[i+1] = digits2[2*r], digits2[2*r+1]
-		v = q
-	}
-	if v >= 10 {
-		i -= 2
-		b[i], b[i+1] = digits2[2*v], digits2[2*v+1]
-	} else {
-		i--
-		b[i] = byte('0' + v)
-	}
-	return append(dst, b[i:]...)
-}
-
-// digits2 holds "00" to "99".
-const digits2 = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
 
 // failed answers a call that did not succeed and is not a missing key.
 func failed(c *sdk.Ctx, r *codec.Result) { kit.GuardFailed(c, r) }

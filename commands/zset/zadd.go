@@ -307,7 +307,7 @@ func zaddSimulate(c *sdk.Ctx, old []codec.Value, writes *[]codec.Value) zaddResu
 	first := int(c.N[1])
 	cur := make(map[string]float64, len(old)/2)
 	for i := 0; i+1 < len(old); i += 2 {
-		cur[string(old[i].Bytes)] = scoreOf(&old[i+1])
+		cur[string(old[i].Bytes)] = codec.ScoreOf(&old[i+1])
 	}
 	var res zaddResult
 	var dirty []string

@@ -214,14 +214,14 @@ func zpopDone(c *sdk.Ctx) {
 		// Flat in RESP3 too: one member and its score.
 		w.Array(2)
 		w.Bulk(kv[0].Bytes)
-		replyScore(c, scoreOf(&kv[1]))
+		replyScore(c, codec.ScoreOf(&kv[1]))
 	case popCount:
 		replyItems(c, kv, true, reverse)
 	case popKeyedOne:
 		w.Array(3)
 		w.Bulk(c.Arg(int(c.N[0] + c.N[6])))
 		w.Bulk(kv[0].Bytes)
-		replyScore(c, scoreOf(&kv[1]))
+		replyScore(c, codec.ScoreOf(&kv[1]))
 	case popKeyed:
 		w.Array(2)
 		w.Bulk(c.Arg(int(c.N[0] + c.N[6])))
@@ -234,7 +234,7 @@ func zpopDone(c *sdk.Ctx) {
 			}
 			w.Array(2)
 			w.Bulk(kv[2*i].Bytes)
-			replyScore(c, scoreOf(&kv[2*i+1]))
+			replyScore(c, codec.ScoreOf(&kv[2*i+1]))
 		}
 	}
 }

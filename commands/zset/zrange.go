@@ -74,6 +74,7 @@ const (
 	rfStore
 	rfEmpty  // nothing can match: the read only checks the type
 	rfHiOpen // by score: the range runs to +inf included
+	rfReply  // the read returns the reply's elements (reply return type)
 )
 
 // maxSpan bounds offsets, ranks and counts sent to the store: no map is
@@ -263,8 +264,26 @@ func zrangeRead(c *sdk.Ctx) {
 		c.Exec(zrangeDone)
 		return
 	}
-	const ret = codec.ReturnKeyValue
 	offset, limit := c.N[2], c.N[3]
+	// The store lays the reply out (a reply return type) unless the items
+	// are stored or cut here: one copy into the reply, where writing 100
+	// members and scores in the guest cost most of a ZRANGE.
+	ret := codec.ReturnKeyValue
+	c.N[1] &^= rfReply
+	if flags&rfStore == 0 && (kind == kindRank || (limit < 0 && offset == 0)) {
+		c.N[1] |= rfReply
+		switch {
+		case flags&rfWithScores == 0:
+			ret = codec.ReturnRESPKeys
+		case c.Reply().RESP3():
+			ret = codec.ReturnRESP3Scores
+		default:
+			ret = codec.ReturnRESPScores
+		}
+		if rev {
+			ret |= codec.ReturnReversed
+		}
+	}
 	switch kind {
 	case kindRank:
 		rank, count, inv, empty, ok := rankSpan(c.N[4], c.N[5], rev, c.N[6])
@@ -353,6 +372,16 @@ func zrangeDone(c *sdk.Ctx) {
 		zrangeRead(c)
 		return
 	}
+	if flags&rfReply != 0 {
+		v := r.Value(1)
+		if len(v.List) != 2 {
+			zrangeAnswer(c, nil) // no map bin
+			return
+		}
+		openPairs(c, int(v.List[0].Int), flags&rfWithScores != 0)
+		c.Reply().Raw(v.List[1].Bytes)
+		return
+	}
 	kv := r.Value(1).List
 	rev := flags&rfRev != 0
 	if kind == kindRank {
@@ -371,7 +400,7 @@ func zrangeDone(c *sdk.Ctx) {
 	}
 	in := func(i int) bool {
 		if kind == kindScore {
-			return sr.contains(scoreOf(&kv[2*i+1]))
+			return sr.contains(codec.ScoreOf(&kv[2*i+1]))
 		}
 		return lr.containsKey(kv[2*i].Bytes)
 	}
@@ -428,7 +457,7 @@ func storeItems(c *sdk.Ctx, st *kit.DestStore, kv []codec.Value, d *codec.Result
 		out := make([]codec.Value, 2*n)
 		for i := range n {
 			out[2*i] = kit.Clone(kv[2*i])
-			out[2*i+1] = storeScore(scoreOf(&kv[2*i+1]))
+			out[2*i+1] = storeScore(codec.ScoreOf(&kv[2*i+1]))
 		}
 		st.Fill = func(call *codec.Call) {
 			call.Put(codec.BinType, tagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, out)

@@ -76,7 +76,7 @@ func memberDone(c *sdk.Ctx) {
 	case c.N[6] == 1:
 		c.Reply().Int(l[0].Int)
 	default:
-		replyScore(c, scoreOf(&l[0]))
+		replyScore(c, codec.ScoreOf(&l[0]))
 	}
 }
 
@@ -108,7 +108,7 @@ func zmscoreDone(c *sdk.Ctx) {
 		found := false
 		for j := 0; j+1 < len(kv); j += 2 {
 			if string(kv[j].Bytes) == string(c.Arg(i)) {
-				replyScore(c, scoreOf(&kv[j+1]))
+				replyScore(c, codec.ScoreOf(&kv[j+1]))
 				found = true
 				break
 			}

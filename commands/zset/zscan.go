@@ -38,10 +38,10 @@ func init() {
 // ±2^62 as an integer, else %.17g), which ZSCAN returns as stored.
 func replyScanScore(c *sdk.Ctx, v *codec.Value) {
 	var tmp [32]byte
-	f := scoreOf(v)
+	f := codec.ScoreOf(v)
 	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f) {
 		c.Reply().Bulk(strconv.AppendInt(tmp[:0], int64(f), 10))
 		return
 	}
-	c.Reply().Bulk(appendScore(tmp[:0], f))
+	c.Reply().Bulk(codec.AppendScore(tmp[:0], f))
 }

@@ -178,16 +178,37 @@ func TestParseScore(t *testing.T) {
 	}
 }
 
-func TestAppendScore(t *testing.T) {
-	for f, want := range map[float64]string{
-		1.1: "1.1000000000000001", 0.1: "0.10000000000000001", 3: "3", 1e20: "1e+20",
-		1.5e-7: "1.4999999999999999e-07", 123456789012345678: "1.2345678901234568e+17",
-		math.Inf(1): "inf", math.Inf(-1): "-inf", math.Copysign(0, -1): "-0",
-	} {
-		if got := string(appendScore(nil, f)); got != want {
-			t.Errorf("appendScore(%v) = %q, want %q", f, got, want)
+// The store lays out the replies of plain ranges (a reply return type)
+// and the module those of LIMIT pages: both must answer the same bytes, in
+// RESP2 and RESP3, forward and reversed, whatever the scores.
+func TestStoreAndModuleRepliesAgree(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		h := sdktest.New()
+		h.Proto = proto
+		h.Do("zadd", "z", "1.1", "a", "0.1", "b", "3", "c", "-2.25", "d", "1e20", "e", "-inf", "f",
+			"+inf", "g", "123456789012345678", "h", "1.5e-7", "i", "-0", "j", "7", "member-with-a-long-name")
+		putScore(t, h.Store, "z", "foreign", 42)
+		for _, c := range [][2][]string{
+			{{"zrange", "z", "0", "-1", "withscores"}, {"zrangebyscore", "z", "-inf", "+inf", "withscores", "limit", "0", "100"}},
+			{{"zrange", "z", "0", "-1"}, {"zrangebyscore", "z", "-inf", "+inf", "limit", "0", "100"}},
+			{{"zrevrange", "z", "0", "-1", "withscores"}, {"zrevrangebyscore", "z", "+inf", "-inf", "withscores", "limit", "0", "100"}},
+			{{"zrange", "z", "+inf", "-inf", "byscore", "rev", "withscores"}, {"zrevrangebyscore", "z", "+inf", "-inf", "withscores", "limit", "0", "-1"}},
+			{{"zrangebylex", "z", "-", "+"}, {"zrangebylex", "z", "-", "+", "limit", "0", "100"}},
+		} {
+			store, module := h.DoRaw(raw(c[0])...), h.DoRaw(raw(c[1])...)
+			if string(store) != string(module) {
+				t.Errorf("RESP%d: %v answered\n%q\n%v answered\n%q", proto, c[0], store, c[1], module)
+			}
 		}
 	}
+}
+
+func raw(args []string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
 }
 
 func TestCommands(t *testing.T) {

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 )
@@ -260,6 +261,42 @@ func TestBlockAnswer(t *testing.T) {
 	for name, a := range bad {
 		if err := DecodeBlock(a, &b); err == nil {
 			t.Errorf("%s: decoded %+v", name, b)
+		}
+	}
+}
+
+func TestAppendScore(t *testing.T) {
+	for f, want := range map[float64]string{
+		1.1: "1.1000000000000001", 0.1: "0.10000000000000001", 3: "3", 1e20: "1e+20", -7: "-7",
+		1.5e-7: "1.4999999999999999e-07", 123456789012345678: "1.2345678901234568e+17",
+		99999999999999984: "99999999999999984", 4294967296: "4294967296",
+		math.Inf(1): "inf", math.Inf(-1): "-inf", math.Copysign(0, -1): "-0",
+	} {
+		if got := string(AppendScore(nil, f)); got != want {
+			t.Errorf("AppendScore(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestAppendReplyItem(t *testing.T) {
+	k, long := Bytes([]byte("m")), Bytes([]byte("0123456789"))
+	for _, c := range []struct {
+		t    MapReturn
+		k, v Value
+		want string
+	}{
+		{ReturnRESPKeys, k, Float(1.5), "$1\r\nm\r\n"},
+		{ReturnRESPKeys | ReturnReversed, long, Nil, "$10\r\n0123456789\r\n"},
+		{ReturnRESPScores, k, Float(1.5), "$1\r\nm\r\n$3\r\n1.5\r\n"},
+		{ReturnRESPScores, k, Float(0.1), "$1\r\nm\r\n$19\r\n0.10000000000000001\r\n"},
+		{ReturnRESPScores, k, Int(-3), "$1\r\nm\r\n$2\r\n-3\r\n"},
+		{ReturnRESPScores, k, Float(math.Copysign(0, -1)), "$1\r\nm\r\n$1\r\n0\r\n"},
+		{ReturnRESPScores, k, Bytes([]byte("x")), "$1\r\nm\r\n$1\r\n0\r\n"},
+		{ReturnRESP3Scores, k, Float(math.Inf(-1)), "*2\r\n$1\r\nm\r\n,-inf\r\n"},
+		{ReturnRESP3Scores | ReturnInverted, long, Float(2), "*2\r\n$10\r\n0123456789\r\n,2\r\n"},
+	} {
+		if got := string(AppendReplyItem(nil, c.t, &c.k, &c.v)); got != c.want {
+			t.Errorf("AppendReplyItem(%d, %v, %v) = %q, want %q", c.t, c.k, c.v, got, c.want)
 		}
 	}
 }

@@ -323,7 +323,28 @@ const (
 	// of many elements (LRANGE) is then one copy for the module instead of
 	// a step per element, which is what costs in WebAssembly.
 	ReturnBulks
+	// The reply return types (map reads only) return the selected items
+	// as a list of two values: Int(how many items), and one blob holding
+	// their elements of a sorted-set reply (ZRANGE and the like), in order
+	// (see AppendReplyItem), so that the module copies a range's reply
+	// whole instead of writing it item by item, which is what costs in
+	// WebAssembly:
+	ReturnRESPKeys    // each key as a bulk string
+	ReturnRESPScores  // each key, then its value as a score in a bulk string (RESP2 WITHSCORES)
+	ReturnRESP3Scores // each item as an array of the key and its value as a RESP3 double
 )
+
+// ReturnReversed, or-ed into a reply return type (ReturnRESPKeys and the
+// like), lays the items out in the reverse of the order the op selects
+// them in: highest rank first, for ZREVRANGE. Both stores refuse it on any
+// other return type with InvalidOperation.
+const ReturnReversed MapReturn = 0x40
+
+// ReplyReturn reports whether r's type is one of the reply return types.
+func (r MapReturn) ReplyReturn() bool {
+	t := r.Type()
+	return t == ReturnRESPKeys || t == ReturnRESPScores || t == ReturnRESP3Scores
+}
 
 // RankReturn reports whether op may carry ReturnRank or ReturnReverseRank.
 // They answer one item's rank, so they go only on a map get or remove by
@@ -355,34 +376,44 @@ const ReturnInverted MapReturn = 0x80
 // decimal, a float in Go's shortest 'g' form, anything else (nil, bool,
 // list, map) as the empty string.
 func AppendBulks(dst []byte, items []Value) []byte {
-	var num [32]byte
 	for i := range items {
-		v := &items[i]
-		b := v.Bytes
-		switch v.Kind {
-		case KindBytes, KindStr:
-		case KindInt:
-			b = strconv.AppendInt(num[:0], v.Int, 10)
-		case KindFloat:
-			b = strconv.AppendFloat(num[:0], v.Float, 'g', -1, 64)
-		default:
-			b = nil
-		}
-		if n := len(b); n < 10 {
-			dst = append(dst, '$', byte('0'+n), '\r', '\n')
-		} else {
-			dst = append(dst, '$')
-			dst = strconv.AppendInt(dst, int64(n), 10)
-			dst = append(dst, '\r', '\n')
-		}
-		dst = append(dst, b...)
-		dst = append(dst, '\r', '\n')
+		dst = appendBulk(dst, &items[i])
 	}
 	return dst
 }
 
-// Type is r without ReturnInverted.
-func (r MapReturn) Type() MapReturn { return r &^ ReturnInverted }
+// appendBulk appends one item of AppendBulks.
+func appendBulk(dst []byte, v *Value) []byte {
+	var num [32]byte
+	b := v.Bytes
+	switch v.Kind {
+	case KindBytes, KindStr:
+	case KindInt:
+		b = strconv.AppendInt(num[:0], v.Int, 10)
+	case KindFloat:
+		b = strconv.AppendFloat(num[:0], v.Float, 'g', -1, 64)
+	default:
+		b = nil
+	}
+	switch n := len(b); {
+	case n < 10:
+		dst = append(dst, '$', byte('0'+n), '\r', '\n')
+	case n < 100:
+		dst = append(dst, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	default:
+		dst = append(dst, '$')
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, '\r', '\n')
+	}
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+// Type is r without ReturnInverted and ReturnReversed.
+func (r MapReturn) Type() MapReturn { return r &^ (ReturnInverted | ReturnReversed) }
+
+// Reversed reports whether r has ReturnReversed.
+func (r MapReturn) Reversed() bool { return r&ReturnReversed != 0 }
 
 // Inverted reports whether r has ReturnInverted.
 func (r MapReturn) Inverted() bool { return r&ReturnInverted != 0 }

@@ -404,6 +404,29 @@ func entry(bins as.BinMap, bin string, n int) any {
 }
 
 func decodeSlot(s slot, x any) codec.Value {
+	v := decodeEntry(s, x)
+	if s.reply == 0 {
+		return v
+	}
+	if v.Kind != codec.KindMap && v.Kind != codec.KindList {
+		return codec.Nil // the bin is missing
+	}
+	kv := v.List
+	n := len(kv) / 2
+	buf := make([]byte, 0, 48*n)
+	for j := range n {
+		i := j
+		if s.reply.Reversed() {
+			i = n - 1 - j
+		}
+		buf = codec.AppendReplyItem(buf, s.reply, &kv[2*i], &kv[2*i+1])
+	}
+	return codec.List(codec.Int(int64(n)), codec.Bytes(buf))
+}
+
+// decodeEntry is the value of a slot's result entry, before a reply
+// return type lays it out.
+func decodeEntry(s slot, x any) codec.Value {
 	switch s.dec {
 	case decNone:
 		return codec.Nil

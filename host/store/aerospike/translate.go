@@ -29,10 +29,14 @@ const (
 
 // slot describes one client op of a translated call.
 type slot struct {
-	bin   string
-	op    int // index of the codec op it answers; -1 for a hidden op
-	dec   decodeKind
-	ret   codec.MapReturn
+	bin string
+	op  int // index of the codec op it answers; -1 for a hidden op
+	dec decodeKind
+	ret codec.MapReturn
+	// reply, when a reply return type (codec.ReturnRESPKeys and the
+	// like, maybe with codec.ReturnReversed), lays the key-value pairs
+	// read out as that reply.
+	reply codec.MapReturn
 	entry bool // answers with a result entry when every op must respond
 	// resp: the op answers with a bin even when not every op must respond
 	// (bin and CDT reads, CDT writes); Aerospike refuses such ops next to a
@@ -555,6 +559,10 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		p.fail(codec.InvalidOperation, "ReturnInverted on op %d, which selects no map items", op.Code)
 		return
 	}
+	if op.Return.Reversed() && !op.Return.ReplyReturn() {
+		p.fail(codec.InvalidOperation, "ReturnReversed on op %d without a reply return type", op.Code)
+		return
+	}
 	switch op.Code {
 	case codec.OpGet:
 		if op.Bin == "" {
@@ -845,12 +853,22 @@ func (t *translator) putItems(bin string, flags uint32, kv []codec.Value) *as.Op
 // translateSelect translates a map get or remove of selected items.
 func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
 	ret, inverted := op.Return.Type(), op.Return.Inverted()
+	var reply codec.MapReturn
+	if op.Return.ReplyReturn() {
+		// The items are read with their values, in the contract's order
+		// as for ReturnKeyValue, and laid out as the reply after.
+		if !op.Code.ReadOnly() {
+			p.fail(codec.InvalidOperation, "reply return type %d on a map op that is not a read", op.Return)
+			return
+		}
+		reply, ret = op.Return&^codec.ReturnInverted, codec.ReturnKeyValue
+	}
 	rt, ok := mapReturn(ret)
 	if !ok {
 		p.fail(codec.InvalidOperation, "unknown map return type %d", op.Return)
 		return
 	}
-	s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: ret, entry: true, resp: true}
+	s := slot{bin: op.Bin, op: i, dec: decMapRead, ret: ret, reply: reply, entry: true, resp: true}
 	if ret == codec.ReturnRank || ret == codec.ReturnReverseRank {
 		// Aerospike CE 8.1.2 refuses a rank return on a key list, even of
 		// one key (OP_NOT_APPLICABLE, observed); the single-key ops answer

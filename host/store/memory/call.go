@@ -138,7 +138,7 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 			}
 		case codec.OpMapGetByKeys, codec.OpMapGetByIndex, codec.OpMapGetByRank, codec.OpMapGetByValues, codec.OpMapGetByKeyRange,
 			codec.OpMapGetByValueRelRank, codec.OpMapGetByKeyRelIndex:
-			if o.Return.Type() > codec.ReturnReverseRank {
+			if o.Return.Type() > codec.ReturnReverseRank && !o.Return.ReplyReturn() {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		default:
@@ -147,6 +147,9 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		if rt := o.Return.Type(); (rt == codec.ReturnRank || rt == codec.ReturnReverseRank) && !codec.RankReturn(o) {
 			// As Aerospike, which answers rank returns only for one key.
 			return false, &opError{codec.InvalidOperation, "memory: a rank return needs a get or remove by one key"}
+		}
+		if o.Return.Reversed() && !o.Return.ReplyReturn() {
+			return false, &opError{codec.InvalidOperation, "memory: ReturnReversed without a reply return type"}
 		}
 		if o.Return.Inverted() && !selects(o.Code) && !listSelects(o.Code) {
 			return false, &opError{codec.InvalidOperation, "memory: ReturnInverted on an op that selects no map items"}

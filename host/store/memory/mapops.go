@@ -404,7 +404,12 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 // mapRead runs a map read op on an existing map bin.
 func (cx *callCtx) mapRead(m *omap, o *codec.Op) (codec.Value, *opError) {
 	idx := cx.selectItems(m, o)
-	v := m.result(idx, o.Return)
+	var v codec.Value
+	if o.Return.ReplyReturn() {
+		v = cx.mapReply(m, idx, o.Return)
+	} else {
+		v = m.result(idx, o.Return)
+	}
 	cx.idx = idx[:0]
 	return v, nil
 }
@@ -639,4 +644,37 @@ func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
 		return codec.Value{Kind: codec.KindMap, List: kv}
 	}
 	return codec.Nil
+}
+
+// mapReply builds the result of a reply return type (codec.ReturnRESPKeys
+// and the like) straight from the items, its pair in the response's
+// previous list when there is one (cx.dst): no list of the items' values
+// is made, the blob holds no pointers for the collector to scan.
+func (cx *callCtx) mapReply(m *omap, idx []int32, ret codec.MapReturn) codec.Value {
+	out := cx.dst
+	cx.dst = nil
+	per := 8 // $nn\r\n, \r\n
+	if ret.Type() != codec.ReturnRESPKeys {
+		per += 36 // a score of up to 24 characters, its framing, *2\r\n
+	}
+	size := 0
+	for _, i := range idx {
+		size += len(m.e[i].k.Bytes) + per
+	}
+	buf := make([]byte, 0, size)
+	rev := ret.Reversed()
+	for j := range idx {
+		i := idx[j]
+		if rev {
+			i = idx[len(idx)-1-j]
+		}
+		buf = codec.AppendReplyItem(buf, ret, &m.e[i].k, &m.e[i].v)
+	}
+	if cap(out) < 2 {
+		out = make([]codec.Value, 2)
+	}
+	out = out[:2]
+	out[0] = codec.Int(int64(len(idx)))
+	out[1] = codec.Bytes(buf)
+	return codec.Value{Kind: codec.KindList, List: out}
 }

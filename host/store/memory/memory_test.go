@@ -530,3 +530,31 @@ func BenchmarkGetParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkZRangeReply is the store's share of ZRANGE k 0 99 WITHSCORES on
+// a 10,000-member sorted set: a rank range laid out as the reply
+// (codec.ReturnRESPScores).
+func BenchmarkZRangeReply(b *testing.B) {
+	s := New(Options{SweepInterval: -1})
+	defer s.Close()
+	var resp codec.Response
+	kv := make([]codec.Value, 0, 20000)
+	for i := range 10000 {
+		kv = append(kv, codec.Bytes(fmt.Appendf(nil, "member:%05d", i)), codec.Float(float64(i)))
+	}
+	load := codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{
+		*(&codec.Call{Key: []byte("z")}).Put(codec.BinType, codec.Str(codec.TypeZSet)).
+			MapPut(codec.BinValue, codec.MapOrderKeyValue, kv)}}
+	ctx := context.Background()
+	s.Exec(ctx, 0, &load, &resp)
+	read := codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{
+		*(&codec.Call{Key: []byte("z")}).Guard(codec.TypeZSet).MapSize(codec.BinValue).
+			MapGetByRank(codec.BinValue, codec.ReturnRESPScores, 0, 100)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Exec(ctx, 0, &read, &resp)
+	}
+	if r := resp.Results[0]; r.Code != codec.OK || r.Values[1].List[0].Int != 100 {
+		b.Fatalf("code %d, %v", r.Code, r.Values)
+	}
+}

@@ -98,6 +98,7 @@ var cases = []testCase{
 	{"MapByValueRelRank", testMapByValueRelRank},
 	{"MapByKeyRelIndex", testMapByKeyRelIndex},
 	{"MapReturnRank", testMapReturnRank},
+	{"MapReplyReturns", testMapReplyReturns},
 	{"MapKeyOrder", testMapKeyOrder},
 	{"MapClear", testMapClear},
 	{"MapEmptyStays", testMapEmptyStays},
@@ -947,6 +948,44 @@ func testMapOnNonMap(e *env) {
 	e.fails(e.rec("k").MapRemoveByKeys(codec.BinValue, codec.ReturnCount, []codec.Value{b("a")}), codec.BinTypeError)
 	e.fails(e.rec("k").MapClear(codec.BinValue), codec.BinTypeError)
 	e.eq("value after refused map ops", e.get("k", codec.BinValue), b("str"))
+}
+
+// testMapReplyReturns checks the reply return types: a sorted-set reply's
+// elements, in the contract's order, reversed on request, with scores
+// formatted as Redis 7.0 formats them.
+func testMapReplyReturns(e *env) {
+	e.ok(e.rec("z").Put(codec.BinType, codec.Str(codec.TypeZSet)).
+		MapPut(codec.BinValue, codec.MapOrderKeyValue, []codec.Value{
+			b("a"), f64(1.5), b("b"), f64(0.1), b("c"), f64(3), b("d"), f64(-2.25),
+			b("e"), i64(7), b("f"), f64(1e20), b("member:0123"), f64(math.Inf(-1)),
+		}))
+	// Rank order: the integer first (Aerospike ranks integers below
+	// floats), then by score.
+	r := e.ok(e.rec("z").
+		MapGetByRank(codec.BinValue, codec.ReturnRESPScores, 0, 3).
+		MapGetByRank(codec.BinValue, codec.ReturnRESP3Scores|codec.ReturnReversed, -2, 2).
+		MapGetByValueRange(codec.BinValue, codec.ReturnRESPKeys, f64(0), f64(2)).
+		MapGetByKeyRange(codec.BinValue, codec.ReturnRESPKeys|codec.ReturnReversed, b("a"), b("c")).
+		MapGetByRank(codec.BinValue, codec.ReturnRESPKeys|codec.ReturnInverted, 0, 5).
+		MapGetByRank(codec.BinValue, codec.ReturnRESPScores, 10, 2).
+		MapGetByValueRelRank(codec.BinValue, codec.ReturnRESPScores|codec.ReturnReversed, f64(1), 0, 2))
+	e.eq("ranks 0..2", r.Values[0], list(i64(3),
+		b("$1\r\ne\r\n$1\r\n7\r\n$11\r\nmember:0123\r\n$4\r\n-inf\r\n$1\r\nd\r\n$5\r\n-2.25\r\n")))
+	e.eq("last two, RESP3, reversed", r.Values[1], list(i64(2), b("*2\r\n$1\r\nf\r\n,1e+20\r\n*2\r\n$1\r\nc\r\n,3\r\n")))
+	e.eq("value range", r.Values[2], list(i64(2), b("$1\r\nb\r\n$1\r\na\r\n")))
+	e.eq("key range reversed", r.Values[3], list(i64(2), b("$1\r\nb\r\n$1\r\na\r\n")))
+	e.eq("inverted rank range", r.Values[4], list(i64(2), b("$1\r\nc\r\n$1\r\nf\r\n")))
+	e.eq("past the end", r.Values[5], list(i64(0), b("")))
+	e.eq("from a value, reversed", r.Values[6], list(i64(2), b("$1\r\nc\r\n$1\r\n3\r\n$1\r\na\r\n$3\r\n1.5\r\n")))
+	r = e.ok(e.rec("z").MapGetByValueRange(codec.BinValue, codec.ReturnRESPScores, f64(0), f64(1)))
+	e.eq("one non-integral score", r.Values[0], list(i64(1), b("$1\r\nb\r\n$19\r\n0.10000000000000001\r\n")))
+	// Only reads, and ReturnReversed only on a reply type.
+	e.fails(e.rec("z").MapRemoveByRank(codec.BinValue, codec.ReturnRESPKeys, 0, 1), codec.InvalidOperation)
+	e.fails(e.rec("z").MapGetByRank(codec.BinValue, codec.ReturnKey|codec.ReturnReversed, 0, 1), codec.InvalidOperation)
+	e.eq("size after the refused ops", e.ok(e.rec("z").MapSize(codec.BinValue)).Values[0], i64(7))
+	// A missing bin returns nothing.
+	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
+	e.eq("missing bin", e.ok(e.rec("nobin").MapGetByRank(codec.BinValue, codec.ReturnRESPKeys, 0, -1)).Values[0], codec.Nil)
 }
 
 func testMapMissingBin(e *env) {

@@ -384,6 +384,7 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 	put("g:n", codec.TypeString, codec.Int(10))
 
 	release := make(chan struct{})
+	held := make(chan struct{})
 	var mu sync.Mutex
 	var sizes []int
 	first := true
@@ -394,6 +395,7 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 		first = false
 		mu.Unlock()
 		if hold {
+			close(held)
 			<-release
 		}
 		runJobs(g)
@@ -428,6 +430,9 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 	}
 	wg.Add(len(reqs))
 	go run(0)
+	// The first request's call is in flight before the others start (a
+	// lane's owner yields once and would otherwise take them along).
+	<-held
 	for i := 1; i < len(reqs); i++ {
 		go run(i)
 		<-queued

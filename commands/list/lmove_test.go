@@ -135,24 +135,9 @@ func TestMoveRaceEqualElement(t *testing.T) {
 func TestMoveRaceRecreatedSource(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "src", "a", "b", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
-				once = false
-				var del, push codec.Call
-				del.Key = []byte("src")
-				del.Delete()
-				cmdtest.Exec(t, base, del)
-				push.Key = []byte("src")
-				push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("x")), codec.Bytes([]byte("y"))})
-				cmdtest.Exec(t, base, push)
-			}
-		}}
-		if got := h.Do("lmove", "src", "dst", "right", "left"); got != `"y"` {
+		if got := recreateBefore(t, h, "src", codec.OpListRemoveByIndex, []string{"lmove", "src", "dst", "right", "left"}, "x", "y"); got != `"y"` {
 			t.Fatalf("lmove = %s, want \"y\"", got)
 		}
-		h.Store = base
 		if got := items(t, h, "src"); !slices.Equal(got, []string{"x"}) {
 			t.Errorf("source: %q", got)
 		}
@@ -167,24 +152,9 @@ func TestMoveRaceRecreatedSource(t *testing.T) {
 func TestRotateRaceRecreated(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "l", "a", "b", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) {
-				once = false
-				var del, push codec.Call
-				del.Key = []byte("l")
-				del.Delete()
-				cmdtest.Exec(t, base, del)
-				push.Key = []byte("l")
-				push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("x")), codec.Bytes([]byte("y"))})
-				cmdtest.Exec(t, base, push)
-			}
-		}}
-		if got := h.Do("lmove", "l", "l", "right", "left"); got != `"y"` {
+		if got := recreateBefore(t, h, "l", codec.OpListRemoveByIndex, []string{"lmove", "l", "l", "right", "left"}, "x", "y"); got != `"y"` {
 			t.Fatalf("lmove = %s, want \"y\"", got)
 		}
-		h.Store = base
 		if got := items(t, h, "l"); !slices.Equal(got, []string{"y", "x"}) {
 			t.Errorf("list: %q", got)
 		}

@@ -7,6 +7,7 @@ import (
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
+	"github.com/respike/respike/host/store"
 )
 
 // Test-only stand-ins for commands of other modules, so scripts here can
@@ -47,4 +48,20 @@ func hasListWrite(req *codec.Request, code codec.OpCode) bool {
 		}
 	}
 	return false
+}
+
+// interfereOnce plays another client acting once, through the store it
+// returns, just before the command's first request with a write op (on
+// key, when key is not ""). Put the returned store back in h.Store to
+// read what the race left.
+func interfereOnce(h *sdktest.Host, op codec.OpCode, key string, act func(base store.Store)) store.Store {
+	base := h.Store
+	once := true
+	h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+		if once && hasListWrite(req, op) && (key == "" || string(req.Calls[0].Key) == key) {
+			once = false
+			act(base)
+		}
+	}}
+	return base
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
+	"github.com/respike/respike/host/store"
 )
 
 // faultStore fails (or panics on) the first request that pops, as if the
@@ -72,19 +73,14 @@ func TestMoveFaultBetweenSteps(t *testing.T) {
 func TestMoveRaceUndoesPush(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "src", "a", "b", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			// Before LMOVE's first pop of the source, another client
-			// takes its last element.
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
-				once = false
-				var call codec.Call
-				call.Key = []byte("src")
-				call.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
-				cmdtest.Exec(t, base, call)
-			}
-		}}
+		// Before LMOVE's first pop of the source, another client
+		// takes its last element.
+		base := interfereOnce(h, codec.OpListRemoveByIndex, "src", func(base store.Store) {
+			var call codec.Call
+			call.Key = []byte("src")
+			call.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
+			cmdtest.Exec(t, base, call)
+		})
 		if got := h.Do("lmove", "src", "dst", "right", "left"); got != `"b"` {
 			t.Fatalf("lmove = %s, want \"b\"", got)
 		}
@@ -103,17 +99,12 @@ func TestMoveRaceUndoesPush(t *testing.T) {
 func TestMoveRaceEqualElement(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "src", "a", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
-				once = false
-				var call codec.Call
-				call.Key = []byte("src")
-				call.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("z"))})
-				cmdtest.Exec(t, base, call)
-			}
-		}}
+		base := interfereOnce(h, codec.OpListRemoveByIndex, "src", func(base store.Store) {
+			var call codec.Call
+			call.Key = []byte("src")
+			call.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("z"))})
+			cmdtest.Exec(t, base, call)
+		})
 		if got := h.Do("rpoplpush", "src", "dst"); got != `"c"` {
 			t.Fatalf("rpoplpush = %s", got)
 		}
@@ -166,17 +157,12 @@ func TestRotateRaceRecreated(t *testing.T) {
 func TestRotateRace(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "l", "a", "b", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) {
-				once = false
-				var call codec.Call
-				call.Key = []byte("l")
-				call.ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("d"))})
-				cmdtest.Exec(t, base, call)
-			}
-		}}
+		base := interfereOnce(h, codec.OpListRemoveByIndex, "", func(base store.Store) {
+			var call codec.Call
+			call.Key = []byte("l")
+			call.ListAppend(codec.BinValue, []codec.Value{codec.Bytes([]byte("d"))})
+			cmdtest.Exec(t, base, call)
+		})
 		if got := h.Do("lmove", "l", "l", "right", "left"); got != `"d"` {
 			t.Fatalf("lmove = %s", got)
 		}
@@ -212,20 +198,15 @@ func TestPushTooBig(t *testing.T) {
 func TestMoveRaceCannotUndo(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		h.Do("rpush", "src", "a", "b", "c")
-		base := h.Store
-		once := true
-		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-			if once && hasListWrite(req, codec.OpListRemoveByIndex) && string(req.Calls[0].Key) == "src" {
-				once = false
-				var pop, push codec.Call
-				pop.Key = []byte("src")
-				pop.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
-				cmdtest.Exec(t, base, pop)
-				push.Key = []byte("dst")
-				push.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("other"))})
-				cmdtest.Exec(t, base, push)
-			}
-		}}
+		base := interfereOnce(h, codec.OpListRemoveByIndex, "src", func(base store.Store) {
+			var pop, push codec.Call
+			pop.Key = []byte("src")
+			pop.ListRemoveByIndex(codec.BinValue, codec.ReturnValue, -1, 1)
+			cmdtest.Exec(t, base, pop)
+			push.Key = []byte("dst")
+			push.ListInsert(codec.BinValue, 0, []codec.Value{codec.Bytes([]byte("other"))})
+			cmdtest.Exec(t, base, push)
+		})
 		got := h.Do("lmove", "src", "dst", "right", "left")
 		if got != "(error) "+errMoveUndo {
 			t.Fatalf("lmove = %s", got)
@@ -245,24 +226,19 @@ func TestMoveRaceCannotUndo(t *testing.T) {
 // list is back at generation 1, the generation the command read.
 func recreateBefore(t *testing.T, h *sdktest.Host, key string, op codec.OpCode, cmd []string, items ...string) string {
 	t.Helper()
-	base := h.Store
-	once := true
-	h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
-		if once && hasListWrite(req, op) {
-			once = false
-			var del, push codec.Call
-			del.Key = []byte(key)
-			del.Delete()
-			cmdtest.Exec(t, base, del)
-			vs := make([]codec.Value, len(items))
-			for i, s := range items {
-				vs[i] = codec.Bytes([]byte(s))
-			}
-			push.Key = []byte(key)
-			push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, vs)
-			cmdtest.Exec(t, base, push)
+	base := interfereOnce(h, op, "", func(base store.Store) {
+		var del, push codec.Call
+		del.Key = []byte(key)
+		del.Delete()
+		cmdtest.Exec(t, base, del)
+		vs := make([]codec.Value, len(items))
+		for i, s := range items {
+			vs[i] = codec.Bytes([]byte(s))
 		}
-	}}
+		push.Key = []byte(key)
+		push.Put(codec.BinType, codec.Str(codec.TypeList)).ListAppend(codec.BinValue, vs)
+		cmdtest.Exec(t, base, push)
+	})
 	defer func() { h.Store = base }()
 	return h.Do(cmd...)
 }

@@ -46,7 +46,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "respike:", err)
 		os.Exit(2)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Log.Level)}))
+	logLevelVar.Set(logLevel(cfg.Log.Level))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &logLevelVar}))
 	// Catch signals first: loading modules can take seconds, and SIGHUP's
 	// default action would end the process.
 	sigs := make(chan os.Signal, 1)
@@ -56,6 +57,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// logLevelVar is the daemon's log level, which CONFIG SET loglevel changes.
+var logLevelVar slog.LevelVar
 
 // loadConfig reads the configuration and applies the -listen override.
 func loadConfig(path, listen string) (config.Config, error) {
@@ -145,6 +149,7 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 	}()
 
 	srv := server.New(cfg, rt, reg, log)
+	srv.SetLogLevel(&logLevelVar)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return err

@@ -29,11 +29,14 @@ const keepReplyBuf = 1 << 20
 // client is one connection. Fields without a comment saying otherwise
 // belong to the connection's goroutine.
 type client struct {
-	s       *Server
-	ctx     context.Context // the server's, with this client's peerGone (module.WithGone)
-	id      uint64
-	conn    net.Conn
-	rd      reader
+	s    *Server
+	ctx  context.Context // the server's, with this client's peerGone (module.WithGone)
+	id   uint64
+	conn net.Conn
+	rd   reader
+	// hadIdle: a read deadline was set for CONFIG's timeout, to clear
+	// when CONFIG SET timeout 0 turns it off.
+	hadIdle bool
 	w       resp.Writer // replies not yet written to conn
 	start   codec.Start
 	lname   [maxBuiltinName]byte // scratch for lower-casing command names
@@ -121,12 +124,12 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		addr:          nc.RemoteAddr().String(),
 		laddr:         nc.LocalAddr().String(),
 		proto:         2,
-		authenticated: s.password == "",
+		authenticated: s.requirePass() == "",
 	}
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.local = a.IP.IsLoopback()
 	}
-	c.rd = reader{r: nc, c: c, maxBulk: s.maxBulk}
+	c.rd = reader{r: nc, c: c}
 	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1}
@@ -143,9 +146,12 @@ func (s *Server) serveConn(c *client) {
 		s.removeClient(c)
 	}()
 	for {
-		if s.idle > 0 {
-			_ = c.conn.SetReadDeadline(time.Now().Add(s.idle))
+		if idle := time.Duration(s.idle.Load()); idle > 0 {
+			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
+		} else if c.hadIdle {
+			_ = c.conn.SetReadDeadline(time.Time{})
 		}
+		c.hadIdle = s.idle.Load() > 0
 		if s.closing.Load() {
 			return
 		}

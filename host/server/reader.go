@@ -43,7 +43,7 @@ func (e *protoError) Error() string { return "Protocol error: " + e.msg }
 type reader struct {
 	r       io.Reader
 	c       *client // for the limits before AUTH; nil in tests
-	maxBulk int64
+	maxBulk int64   // the limit when c is nil (tests)
 
 	buf      []byte // buf[off:end] is read but not parsed
 	off, end int
@@ -170,9 +170,18 @@ func (rd *reader) readMore() error {
 	return err
 }
 
+// bulkLimit is the largest bulk string accepted: the server's
+// proto-max-bulk-len, which CONFIG SET may change, or maxBulk in tests.
+func (rd *reader) bulkLimit() int64 {
+	if rd.c != nil {
+		return rd.c.s.maxBulk.Load()
+	}
+	return rd.maxBulk
+}
+
 // unauth reports whether the client has yet to authenticate.
 func (rd *reader) unauth() bool {
-	return rd.c != nil && rd.c.s.password != "" && !rd.c.authenticated
+	return rd.c != nil && rd.c.s.requirePass() != "" && !rd.c.authenticated
 }
 
 // parse parses the complete commands in buf[off:end] into the batch and
@@ -244,7 +253,7 @@ func (rd *reader) multibulk(b []byte) (int, error) {
 		}
 		size, ok := headerNumber(b[p+1 : p+q])
 		switch {
-		case !ok || size < 0 || size > rd.maxBulk:
+		case !ok || size < 0 || size > rd.bulkLimit():
 			st.count = 0
 			return 0, &protoError{"invalid bulk length"}
 		case rd.unauth() && size > unauthBulk:

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,12 +63,19 @@ type Server struct {
 	st  store.Store
 	// reg keeps the clients blocked in a blocking command (blocking.go);
 	// blocked counts them, for INFO.
-	reg      *block.Registry
-	blocked  atomic.Int64
-	log      *slog.Logger
-	password string
-	idle     time.Duration
-	maxBulk  int64
+	reg     *block.Registry
+	blocked atomic.Int64
+	log     *slog.Logger
+	// The live CONFIG parameters (configcmd.go): CONFIG SET changes them
+	// while clients read them.
+	password   atomic.Pointer[string]
+	idle       atomic.Int64 // nanoseconds; 0 = never
+	maxBulk    atomic.Int64
+	maxClients atomic.Int64
+	// logLevel, when set (SetLogLevel), is the level CONFIG SET loglevel
+	// changes; conf remembers the other parameters CONFIG SET accepts.
+	logLevel *slog.LevelVar
+	conf     configStore
 	runID    string
 	started  time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
@@ -119,9 +127,6 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		rt:          rt,
 		st:          st,
 		log:         logger,
-		password:    cfg.Server.Password,
-		idle:        time.Duration(cfg.Server.Timeout) * time.Second,
-		maxBulk:     int64(cfg.Server.ProtoMaxBulkLen),
 		runID:       hex.EncodeToString(id[:]),
 		started:     now,
 		startedUnix: now.UnixNano(),
@@ -130,14 +135,22 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		listeners:   make(map[net.Listener]struct{}),
 		clients:     make(map[uint64]*client),
 	}
-	if s.maxBulk <= 0 {
-		s.maxBulk = 512 << 20
+	s.setRequirePass(cfg.Server.Password)
+	s.idle.Store(int64(time.Duration(cfg.Server.Timeout) * time.Second))
+	s.maxBulk.Store(int64(cfg.Server.ProtoMaxBulkLen))
+	if s.maxBulk.Load() <= 0 {
+		s.maxBulk.Store(512 << 20)
 	}
 	if s.cfg.Server.Databases <= 0 {
 		s.cfg.Server.Databases = 16
 	}
 	if s.cfg.Server.MaxClients <= 0 {
 		s.cfg.Server.MaxClients = 10000
+	}
+	s.maxClients.Store(int64(s.cfg.Server.MaxClients))
+	s.conf.put("loglevel", map[string]string{"debug": "debug", "warn": "warning", "error": "warning"}[strings.ToLower(cfg.Log.Level)])
+	if s.conf.get("loglevel") == "" {
+		s.conf.put("loglevel", "notice")
 	}
 	s.stats.init(len(builtins.all))
 	if reg, ok := st.(*block.Registry); ok {
@@ -232,7 +245,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if len(s.clients) >= s.cfg.Server.MaxClients {
+	if int64(len(s.clients)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
 		// Redis answers the refused client before closing it.
@@ -375,3 +388,19 @@ func (noModules) ExecBatch(_ context.Context, items []module.Item, out []byte, _
 func (noModules) Load(context.Context, string) (module.ModuleInfo, error) {
 	return module.ModuleInfo{}, errors.New("no module runtime")
 }
+
+// SetLogLevel gives the server the level of its logger's handler, for
+// CONFIG SET loglevel to change. Call it before Serve.
+func (s *Server) SetLogLevel(v *slog.LevelVar) { s.logLevel = v }
+
+// requirePass is the password clients must AUTH with; "" = none.
+func (s *Server) requirePass() string {
+	if p := s.password.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// setRequirePass changes it (CONFIG SET requirepass): connections already
+// authenticated stay so, as in Redis.
+func (s *Server) setRequirePass(p string) { s.password.Store(&p) }

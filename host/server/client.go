@@ -298,7 +298,9 @@ func (c *client) runPipe() {
 		mark = c.waitBlocked(&it.Start, blk)
 		end = c.s.nanos()
 		failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
-		c.count(c.statFor(nil, it.Cmd), end-c.clock, failed)
+		st := c.statFor(nil, it.Cmd)
+		c.count(st, end-c.clock, failed)
+		c.observe(st, nil, it.Cmd, it.Start.Args, end-c.clock)
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1:])
 		}
@@ -337,6 +339,7 @@ func (c *client) countPipe(items []module.Item, mark int, began, end int64) {
 		}
 		failed := it.End > mark && c.w.Buf[mark] == '-'
 		c.count(st, each, failed)
+		c.observe(st, nil, it.Cmd, it.Start.Args, each)
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1 : it.End])
 		}
@@ -432,6 +435,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 	end := c.s.nanos()
 	failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
 	c.count(st, end-began, failed)
+	c.observe(st, b, m, args, end-began)
 	c.clock = end
 	if failed {
 		c.s.stats.countError(c.w.Buf[mark+1:])

@@ -93,6 +93,49 @@ var liveParams = map[string]liveParam{
 			return tomlString(map[string]string{"debug": "debug", "verbose": "debug", "notice": "info", "warning": "warn"}[v])
 		},
 	},
+	"slowlog-log-slower-than": {
+		get: func(s *Server) string { return strconv.FormatInt(s.slowlogThreshold.Load(), 10) },
+		set: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.slowlogThreshold.Store(n)
+			s.refreshSlowFloor()
+			return ""
+		},
+		section: "server", key: "slowlog_log_slower_than", tomlValue: func(v string) string { return v },
+	},
+	"slowlog-max-len": {
+		get: func(s *Server) string { return strconv.FormatInt(s.slowlogMax.Load(), 10) },
+		set: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.slowlogMax.Store(n)
+			s.slowlog.mu.Lock()
+			if int64(len(s.slowlog.entries)) > n {
+				s.slowlog.entries = s.slowlog.entries[:n]
+			}
+			s.slowlog.mu.Unlock()
+			return ""
+		},
+		section: "server", key: "slowlog_max_len", tomlValue: func(v string) string { return v },
+	},
+	"latency-monitor-threshold": {
+		get: func(s *Server) string { return strconv.FormatInt(s.latencyThreshold.Load(), 10) },
+		set: func(s *Server, v string) string {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			s.latencyThreshold.Store(n)
+			s.refreshSlowFloor()
+			return ""
+		},
+		section: "server", key: "latency_monitor_threshold", tomlValue: func(v string) string { return v },
+	},
+	"latency-tracking": {
+		get: func(s *Server) string {
+			if s.latencyTracking.Load() {
+				return "yes"
+			}
+			return "no"
+		},
+		set: func(s *Server, v string) string { s.latencyTracking.Store(v == "yes"); return "" },
+	},
 	// The listener is fixed at startup: CONFIG SET port accepts only the
 	// current port.
 	"port": {
@@ -283,7 +326,8 @@ func (s *Server) rewriteConfig(path string) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	text := old
-	for _, name := range []string{"maxclients", "timeout", "proto-max-bulk-len", "requirepass", "loglevel"} {
+	for _, name := range []string{"maxclients", "timeout", "proto-max-bulk-len", "requirepass", "loglevel",
+		"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold"} {
 		lp := liveParams[name]
 		text = setTOMLKey(text, lp.section, lp.key, lp.tomlValue(s.configValue(byName[name])))
 	}

@@ -23,7 +23,7 @@ var infoSections = []struct {
 }{
 	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
 	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true}, {"commandstats", false},
-	{"errorstats", true}, {"cluster", true}, {"keyspace", true},
+	{"errorstats", true}, {"latencystats", false}, {"cluster", true}, {"keyspace", true},
 }
 
 func cmdTime(c *client, _ [][]byte) {
@@ -165,6 +165,26 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			}
 			line("cmdstat_"+ns.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
 				calls, usec, perCall, ns.st.rejected.Load(), ns.st.failed.Load()))
+		}
+	case "latencystats":
+		// Redis's line per command: the percentiles of
+		// latency-tracking-info-percentiles, in microseconds.
+		pcts := strings.Fields(s.conf.get("latency-tracking-info-percentiles"))
+		for _, ns := range s.stats.commandStats() {
+			h := ns.st.hist.Load()
+			if h == nil || len(pcts) == 0 {
+				continue
+			}
+			counts, total := h.snapshot()
+			if total == 0 {
+				continue
+			}
+			var parts []string
+			for _, p := range pcts {
+				f, _ := strconv.ParseFloat(p, 64)
+				parts = append(parts, fmt.Sprintf("p%s=%.3f", p, percentile(&counts, total, f)))
+			}
+			line("latency_percentiles_usec_"+ns.name, strings.Join(parts, ","))
 		}
 	case "errorstats":
 		for _, e := range s.stats.errorCounts() {

@@ -76,8 +76,20 @@ type Server struct {
 	// changes; conf remembers the other parameters CONFIG SET accepts.
 	logLevel *slog.LevelVar
 	conf     configStore
-	runID    string
-	started  time.Time
+
+	// The slow log and the latency monitor (observe.go), with their
+	// thresholds (slowlogThreshold in microseconds, -1 off;
+	// latencyThreshold in milliseconds, 0 off) and slowFloor, the lower
+	// of the two in nanoseconds, the one compare on the command path.
+	slowlog          slowLog
+	latency          latencyMonitor
+	slowlogThreshold atomic.Int64
+	slowlogMax       atomic.Int64
+	latencyThreshold atomic.Int64
+	slowFloor        atomic.Int64
+	latencyTracking  atomic.Bool
+	runID            string
+	started          time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
 	// time of a command from one monotonic clock read.
 	startedUnix int64
@@ -148,6 +160,11 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		s.cfg.Server.MaxClients = 10000
 	}
 	s.maxClients.Store(int64(s.cfg.Server.MaxClients))
+	s.slowlogThreshold.Store(cfg.Server.SlowlogLogSlowerThan)
+	s.slowlogMax.Store(cfg.Server.SlowlogMaxLen)
+	s.latencyThreshold.Store(cfg.Server.LatencyMonitorThreshold)
+	s.latencyTracking.Store(true)
+	s.refreshSlowFloor()
 	s.conf.put("loglevel", map[string]string{"debug": "debug", "warn": "warning", "error": "warning"}[strings.ToLower(cfg.Log.Level)])
 	if s.conf.get("loglevel") == "" {
 		s.conf.put("loglevel", "notice")

@@ -16,6 +16,8 @@ type cmdStat struct {
 	nanos    atomic.Int64 // time spent, reported in microseconds
 	rejected atomic.Int64 // refused before running: arity, NOAUTH
 	failed   atomic.Int64 // ran and answered an error
+	// hist is the run-time histogram (observe.go), made at the first run.
+	hist atomic.Pointer[latencyHist]
 }
 
 func (s *cmdStat) reset() {
@@ -23,6 +25,7 @@ func (s *cmdStat) reset() {
 	s.nanos.Store(0)
 	s.rejected.Store(0)
 	s.failed.Store(0)
+	s.hist.Store(nil)
 }
 
 // statBatch is a connection's counts for one command since its last

@@ -177,3 +177,32 @@ func TestInfoCPUAndSectionChoice(t *testing.T) {
 		t.Fatalf("INFO all: %q %v", all, err)
 	}
 }
+
+func TestSlowlogThroughGoRedis(t *testing.T) {
+	needModules(t, "strings")
+	d := newDaemon(t, func(c *config.Config) { c.Server.SlowlogLogSlowerThan = 0 })
+	ctx := context.Background()
+	c := client(t, d.Addr, func(o *redis.Options) { o.ClientName = "reporter"; o.PoolSize = 1 })
+	if err := c.Set(ctx, "slow:k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := c.SlowLogGet(ctx, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, l := range logs {
+		if strings.Join(l.Args, " ") == "set slow:k v" {
+			found = true
+			if l.ClientName != "reporter" || !strings.HasPrefix(l.ClientAddr, "127.0.0.1:") || l.Time.IsZero() {
+				t.Fatalf("SLOWLOG entry %+v", l)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("SET not in SLOWLOG GET -1: %+v", logs)
+	}
+	if n, err := c.Do(ctx, "SLOWLOG", "LEN").Int(); err != nil || n < 2 {
+		t.Fatalf("SLOWLOG LEN %d %v", n, err)
+	}
+}

@@ -123,12 +123,12 @@ func powerSteps(counts *[histBuckets]int64, total int64) (keys, cum []int64) {
 
 // slowEntry is one SLOWLOG entry.
 type slowEntry struct {
-	id       int64
-	unix     int64
-	usec     int64
-	args     []string
-	addr     string
-	name     string
+	id   int64
+	unix int64
+	usec int64
+	args []string
+	addr string
+	name string
 }
 
 // slowLog is the slow log: newest first, at most slowlog-max-len entries.

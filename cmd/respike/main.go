@@ -26,6 +26,7 @@ import (
 
 	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/metrics"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
@@ -106,6 +107,13 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		return err
 	}
 	defer st.Close()
+	raw := st
+	var requests *metrics.StoreRequests
+	if cfg.Metrics.Listen != "" && !st.Inline() {
+		// Per-request store figures, where a request is a network round
+		// trip (Aerospike): two clock reads are nothing beside it.
+		st, requests = metrics.InstrumentStore(st)
+	}
 	// Every write of the runtime's commands goes through the registry of
 	// blocked clients, which wakes those waiting on the key written.
 	reg := block.New(st, block.Options{PollInterval: cfg.Server.BlockPollInterval.D(), Logger: log})
@@ -156,6 +164,16 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 	}
 	log.Info("respike ready", "addr", ln.Addr().String(), "store", cfg.Store.Backend,
 		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
+	if cfg.Metrics.Listen != "" {
+		mctx, stopMetrics := context.WithCancel(ctx)
+		defer stopMetrics()
+		addr, err := metrics.Serve(mctx, cfg.Metrics.Listen,
+			metrics.Handler(metrics.Sources{Server: srv, Runtime: rt, Store: raw, Requests: requests}))
+		if err != nil {
+			return err
+		}
+		log.Info("serving metrics", "addr", addr, "paths", "/metrics /healthz /readyz")
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {

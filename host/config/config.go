@@ -24,6 +24,7 @@ type Config struct {
 	Aerospike Aerospike `toml:"aerospike"`
 	Commands  Commands  `toml:"commands"`
 	Log       Log       `toml:"log"`
+	Metrics   Metrics   `toml:"metrics"`
 
 	// Path is the file the configuration was loaded from; "" when it is
 	// the defaults.
@@ -122,6 +123,13 @@ type Commands struct {
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
 }
 
+// Metrics configures the HTTP listener of /metrics (Prometheus), /healthz
+// and /readyz.
+type Metrics struct {
+	// Listen is its address, host:port; "" serves no metrics.
+	Listen string `toml:"listen"`
+}
+
 // Log configures logging.
 type Log struct {
 	// Level is "debug", "info", "warn" or "error".
@@ -212,6 +220,11 @@ func (c *Config) Validate() error {
 
 	if err := checkHostPort(c.Server.Listen); err != nil {
 		bad("server.listen", "%v", err)
+	}
+	if c.Metrics.Listen != "" {
+		if err := checkHostPort(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", "%v", err)
+		}
 	}
 	if c.Server.Databases < 1 || c.Server.Databases > 1<<16 {
 		bad("server.databases", "must be between 1 and 65536, got %d", c.Server.Databases)

@@ -37,6 +37,8 @@ type client struct {
 	// hadIdle: a read deadline was set for CONFIG's timeout, to clear
 	// when CONFIG SET timeout 0 turns it off.
 	hadIdle bool
+	// nwritten is the bytes written since the last flushStats.
+	nwritten int64
 	w       resp.Writer // replies not yet written to conn
 	start   codec.Start
 	lname   [maxBuiltinName]byte // scratch for lower-casing command names
@@ -206,7 +208,8 @@ func (c *client) flush() bool {
 	if len(c.w.Buf) == 0 {
 		return true
 	}
-	_, err := c.conn.Write(c.w.Buf)
+	n, err := c.conn.Write(c.w.Buf)
+	c.nwritten += int64(n)
 	if cap(c.w.Buf) > keepReplyBuf {
 		c.w.Buf = nil
 	} else {

@@ -118,6 +118,8 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("total_connections_received", s.stats.totalConns.Load())
 		line("total_commands_processed", s.stats.totalCmds.Load())
 		line("rejected_connections", s.stats.rejectedConns.Load())
+		line("total_net_input_bytes", s.stats.netIn.Load())
+		line("total_net_output_bytes", s.stats.netOut.Load())
 		line("total_error_replies", s.stats.errorReplies.Load())
 		if st, ok := s.st.(store.Statser); ok {
 			for _, v := range st.Stats() {
@@ -148,9 +150,9 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			line("module_batched_commands", st.Batched)
 		}
 		for _, m := range s.rt.Modules() {
-			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d",
+			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d,traps=%d,deadline_kills=%d,guest_usec=%d",
 				infoValue(m.Name), versionNumber(m.Version), infoValue(m.Version), infoValue(m.Path),
-				len(m.Commands), m.Swaps, m.LoadDuration.Microseconds())
+				len(m.Commands), m.Swaps, m.LoadDuration.Microseconds(), m.Traps, m.DeadlineKills, m.GuestTime.Microseconds())
 			if m.LastError != "" {
 				v += ",last_error=" + infoValue(m.LastError)
 			}

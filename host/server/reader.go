@@ -44,6 +44,7 @@ type reader struct {
 	r       io.Reader
 	c       *client // for the limits before AUTH; nil in tests
 	maxBulk int64   // the limit when c is nil (tests)
+	nread   int64   // bytes read since the client's last flushStats
 
 	buf      []byte // buf[off:end] is read but not parsed
 	off, end int
@@ -128,6 +129,7 @@ func (rd *reader) fill() {
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
+	rd.nread += int64(n)
 	if err != nil {
 		rd.err = err
 	}
@@ -164,6 +166,7 @@ func (rd *reader) readMore() error {
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
+	rd.nread += int64(n)
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		rd.err = err
 	}

@@ -421,3 +421,62 @@ func (s *Server) requirePass() string {
 // setRequirePass changes it (CONFIG SET requirepass): connections already
 // authenticated stay so, as in Redis.
 func (s *Server) setRequirePass(p string) { s.password.Store(&p) }
+
+// Metrics is a snapshot of the server's counters, for an exporter
+// (host/metrics).
+type Metrics struct {
+	ConnectedClients, BlockedClients         int64
+	ConnectionsReceived, RejectedConnections int64
+	CommandsProcessed, ErrorReplies          int64
+	NetInputBytes, NetOutputBytes            int64
+	Commands                                 []CommandMetrics
+	Errors                                   map[string]int64 // error replies by code
+}
+
+// CommandMetrics are one command's counters; subcommands are named
+// "config|get".
+type CommandMetrics struct {
+	Name                    string
+	Calls, Failed, Rejected int64
+	Time                    time.Duration // total run time
+	// Counts[i] is the number of runs known to be at most Bounds[i] long
+	// (the histogram's buckets that end at or under it): cumulative, as
+	// Prometheus buckets are.
+	Counts []uint64
+}
+
+// Metrics returns the counters, with each command's run times counted at
+// bounds (ascending).
+func (s *Server) Metrics(bounds []time.Duration) Metrics {
+	m := Metrics{
+		ConnectedClients:    int64(s.connectedClients()),
+		BlockedClients:      s.blocked.Load(),
+		ConnectionsReceived: s.stats.totalConns.Load(),
+		RejectedConnections: s.stats.rejectedConns.Load(),
+		CommandsProcessed:   s.stats.totalCmds.Load(),
+		ErrorReplies:        s.stats.errorReplies.Load(),
+		NetInputBytes:       s.stats.netIn.Load(),
+		NetOutputBytes:      s.stats.netOut.Load(),
+		Errors:              map[string]int64{},
+	}
+	for _, e := range s.stats.errorCounts() {
+		m.Errors[e.code] = e.n
+	}
+	for _, ns := range s.stats.commandStats() {
+		cm := CommandMetrics{Name: ns.name, Calls: ns.st.calls.Load(), Failed: ns.st.failed.Load(),
+			Rejected: ns.st.rejected.Load(), Time: time.Duration(ns.st.nanos.Load()), Counts: make([]uint64, len(bounds))}
+		if h := ns.st.hist.Load(); h != nil {
+			counts, _ := h.snapshot()
+			i := 0
+			var seen uint64
+			for j, b := range bounds {
+				for ; i < histBuckets && histUpper(i) <= int64(b); i++ {
+					seen += uint64(counts[i])
+				}
+				cm.Counts[j] = seen
+			}
+		}
+		m.Commands = append(m.Commands, cm)
+	}
+	return m
+}

@@ -569,7 +569,7 @@ func TestInfo(t *testing.T) {
 			t.Errorf("errorstats %q lacks %q", es, want)
 		}
 	}
-	if got := c.do("info", "modules"); !strings.Contains(got, "module:name=test,ver=10203,version=1.2.3,path=/x/test.wasm,commands=4,swaps=0,load_usec=0\r\n") {
+	if got := c.do("info", "modules"); !strings.Contains(got, "module:name=test,ver=10203,version=1.2.3,path=/x/test.wasm,commands=4,swaps=0,load_usec=0,traps=0,deadline_kills=0,guest_usec=0\r\n") {
 		t.Fatalf("modules: %q", got)
 	}
 	def := c.do("info")

@@ -39,13 +39,13 @@ type client struct {
 	hadIdle bool
 	// nwritten is the bytes written since the last flushStats.
 	nwritten int64
-	w       resp.Writer // replies not yet written to conn
-	start   codec.Start
-	lname   [maxBuiltinName]byte // scratch for lower-casing command names
-	created time.Time
-	addr    string
-	laddr   string
-	local   bool // loopback peer
+	w        resp.Writer // replies not yet written to conn
+	start    codec.Start
+	lname    [maxBuiltinName]byte // scratch for lower-casing command names
+	created  time.Time
+	addr     string
+	laddr    string
+	local    bool // loopback peer
 
 	db            int
 	proto         int // 2 or 3

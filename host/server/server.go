@@ -88,6 +88,10 @@ type Server struct {
 	latencyThreshold atomic.Int64
 	slowFloor        atomic.Int64
 	latencyTracking  atomic.Bool
+
+	// MONITOR clients (monitor.go); monitoring is their number.
+	mons       monitors
+	monitoring atomic.Int64
 	runID            string
 	started          time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall

@@ -92,8 +92,8 @@ type Server struct {
 	// MONITOR clients (monitor.go); monitoring is their number.
 	mons       monitors
 	monitoring atomic.Int64
-	runID            string
-	started          time.Time
+	runID      string
+	started    time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
 	// time of a command from one monotonic clock read.
 	startedUnix int64

@@ -174,12 +174,12 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 
 	srv := server.New(cfg, rt, reg, log)
 	srv.SetLogLevel(&logLevelVar)
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return err
+	var tlsSetup *server.TLS
+	if cfg.TLS.Listen != "" {
+		if tlsSetup, err = server.NewTLS(cfg.TLS); err != nil {
+			return err
+		}
 	}
-	log.Info("respike ready", "addr", ln.Addr().String(), "store", cfg.Store.Backend,
-		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
 	if cfg.Metrics.Listen != "" {
 		mctx, stopMetrics := context.WithCancel(ctx)
 		defer stopMetrics()
@@ -190,25 +190,60 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		}
 		log.Info("serving metrics", "addr", addr, "paths", "/metrics /healthz /readyz")
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// The listeners: plain ([server] listen) and TLS ([tls] listen), one
+	// or both. served receives each one's end.
+	served := make(chan error, 2)
+	listeners := 0
+	addr := ""
+	if cfg.TLS.Listen != "" {
+		tln, err := net.Listen("tcp", cfg.TLS.Listen)
+		if err != nil {
+			return err
+		}
+		addr = tln.Addr().String()
+		log.Info("serving TLS", "addr", addr, "auth_clients", cfg.TLS.AuthClients)
+		listeners++
+		go func() { served <- srv.ServeTLS(tln, tlsSetup) }()
+	}
+	if cfg.Server.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Server.Listen)
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		addr = ln.Addr().String()
+		listeners++
+		go func() { served <- srv.Serve(ln) }()
+	}
+	log.Info("respike ready", "addr", addr, "store", cfg.Store.Backend,
+		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
 	if ready != nil {
-		ready(ln.Addr().String())
+		ready(addr)
 	}
 
 	for {
 		select {
 		case err := <-served:
+			_ = srv.Close() // one listener failed: stop the other too
 			return err
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				log.Info("SIGHUP: reconciling the commands folder", "dir", cfg.Commands.Dir)
 				rescan(ctx, w, cfg.Commands.Dir, log)
+				if tlsSetup != nil {
+					if err := tlsSetup.Reload(); err != nil {
+						log.Error("SIGHUP: TLS files not reloaded; the previous ones stay in use", "err", err)
+					} else {
+						log.Info("SIGHUP: TLS certificate files reloaded", "cert_file", cfg.TLS.CertFile)
+					}
+				}
 				continue
 			}
 			log.Info("stopping", "signal", sig.String())
 			err := srv.Close()
-			<-served
+			for ; listeners > 0; listeners-- {
+				<-served
+			}
 			if err != nil {
 				return fmt.Errorf("graceful stop: %w", err)
 			}

@@ -25,6 +25,7 @@ type Config struct {
 	Commands  Commands  `toml:"commands"`
 	Log       Log       `toml:"log"`
 	Metrics   Metrics   `toml:"metrics"`
+	TLS       TLS       `toml:"tls"`
 
 	// Path is the file the configuration was loaded from; "" when it is
 	// the defaults.
@@ -123,6 +124,32 @@ type Commands struct {
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
 }
 
+// TLS configures the TLS listener for clients, in Redis's vocabulary
+// (tls-port, tls-cert-file, tls-auth-clients ...).
+type TLS struct {
+	// Listen is the TLS listener's address, host:port; "" serves no TLS.
+	// With [server] listen = "" it is the only listener.
+	Listen string `toml:"listen"`
+	// CertFile and KeyFile are the server's certificate chain and key, PEM;
+	// SIGHUP reloads them (and CACertFile) without dropping connections.
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
+	// CACertFile holds the CA certificates client certificates are
+	// verified against, PEM.
+	CACertFile string `toml:"ca_cert_file"`
+	// AuthClients is Redis's tls-auth-clients: "yes" (a client certificate
+	// signed by CACertFile is required), "optional" (verified when given)
+	// or "no".
+	AuthClients string `toml:"auth_clients"`
+	// Protocols are the TLS versions accepted, space separated, among
+	// "TLSv1.2" and "TLSv1.3".
+	Protocols string `toml:"protocols"`
+	// Ciphers are the TLS 1.2 cipher suites, by Go's (IANA) names, colon or
+	// space separated; "" = Go's secure defaults. TLS 1.3's suites are
+	// always Go's, which are all secure.
+	Ciphers string `toml:"ciphers"`
+}
+
 // Metrics configures the HTTP listener of /metrics (Prometheus), /healthz
 // and /readyz.
 type Metrics struct {
@@ -172,6 +199,7 @@ func Defaults() Config {
 			MemoryLimitMiB: 64,
 		},
 		Log: Log{Level: "info", Format: "text"},
+		TLS: TLS{AuthClients: "yes", Protocols: "TLSv1.2 TLSv1.3"},
 	}
 }
 
@@ -220,8 +248,37 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
 
-	if err := checkHostPort(c.Server.Listen); err != nil {
-		bad("server.listen", "%v", err)
+	if c.Server.Listen == "" && c.TLS.Listen == "" {
+		bad("server.listen", "is empty and so is tls.listen: respike would serve nothing")
+	} else if c.Server.Listen != "" {
+		if err := checkHostPort(c.Server.Listen); err != nil {
+			bad("server.listen", "%v", err)
+		}
+	}
+	if c.TLS.Listen != "" {
+		if err := checkHostPort(c.TLS.Listen); err != nil {
+			bad("tls.listen", "%v", err)
+		}
+		if c.TLS.CertFile == "" || c.TLS.KeyFile == "" {
+			bad("tls.cert_file", "tls.cert_file and tls.key_file are required with tls.listen")
+		}
+		switch c.TLS.AuthClients {
+		case "yes", "optional":
+			if c.TLS.CACertFile == "" {
+				bad("tls.ca_cert_file", "is required to verify clients (tls.auth_clients = %q); set auth_clients = \"no\" to accept any client", c.TLS.AuthClients)
+			}
+		case "no":
+		default:
+			bad("tls.auth_clients", `must be "yes", "optional" or "no", got %q`, c.TLS.AuthClients)
+		}
+		for _, p := range strings.Fields(c.TLS.Protocols) {
+			if p != "TLSv1.2" && p != "TLSv1.3" {
+				bad("tls.protocols", `knows "TLSv1.2" and "TLSv1.3", got %q`, p)
+			}
+		}
+		if strings.TrimSpace(c.TLS.Protocols) == "" {
+			bad("tls.protocols", "names no protocol")
+		}
 	}
 	if c.Metrics.Listen != "" {
 		if err := checkHostPort(c.Metrics.Listen); err != nil {

@@ -152,6 +152,9 @@ func (s *Server) serveConn(c *client) {
 		c.conn.Close()
 		s.removeClient(c)
 	}()
+	if !c.handshake() {
+		return
+	}
 	for {
 		if idle := time.Duration(s.idle.Load()); idle > 0 {
 			_ = c.conn.SetReadDeadline(time.Now().Add(idle))

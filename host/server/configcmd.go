@@ -151,6 +151,13 @@ var liveParams = map[string]liveParam{
 		host, _, _ := net.SplitHostPort(s.cfg.Server.Listen)
 		return host
 	}},
+	"tls-port":              {get: func(s *Server) string { return strconv.FormatInt(s.tlsPort.Load(), 10) }, set: tlsFixed},
+	"tls-cert-file":         {get: func(s *Server) string { return s.cfg.TLS.CertFile }, set: tlsFixed},
+	"tls-key-file":          {get: func(s *Server) string { return s.cfg.TLS.KeyFile }, set: tlsFixed},
+	"tls-ca-cert-file":      {get: func(s *Server) string { return s.cfg.TLS.CACertFile }, set: tlsFixed},
+	"tls-auth-clients":      {get: func(s *Server) string { return s.cfg.TLS.AuthClients }, set: tlsFixed},
+	"tls-protocols":         {get: func(s *Server) string { return s.cfg.TLS.Protocols }, set: tlsFixed},
+	"tls-ciphers":           {get: func(s *Server) string { return s.cfg.TLS.Ciphers }, set: tlsFixed},
 	"databases":             {get: func(s *Server) string { return strconv.Itoa(s.cfg.Server.Databases) }},
 	"enable-module-command": {get: func(s *Server) string { return s.cfg.Server.EnableModuleCommand }},
 	"dir": {get: func(*Server) string {
@@ -163,6 +170,12 @@ var liveParams = map[string]liveParam{
 		s.conf.put("hz", strconv.FormatInt(min(max(n, 1), 500), 10))
 		return ""
 	}},
+}
+
+// tlsFixed refuses a change of the TLS setup at run time: it is the
+// [tls] section's, and SIGHUP reloads its files.
+func tlsFixed(*Server, string) string {
+	return "respike takes its TLS setup from the [tls] section of the configuration file; SIGHUP reloads the certificate files"
 }
 
 // configStore holds the remembered values of the parameters that are not
@@ -276,8 +289,8 @@ func cmdConfigSet(c *client, args [][]byte) {
 	// A live parameter may still refuse (port): check those before any
 	// change applies.
 	for _, ch := range changes {
-		if ch.p.name == "port" {
-			if why := liveParams["port"].set(c.s, ch.v); why != "" {
+		if ch.p.name == "port" || strings.HasPrefix(ch.p.name, "tls-") && liveParams[ch.p.name].set != nil {
+			if why := liveParams[ch.p.name].set(c.s, ch.v); why != "" {
 				fail(ch.name, why)
 				return
 			}

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"syscall"
 )
@@ -25,7 +26,11 @@ func (c *client) peerGone(dead bool) bool {
 	if now-c.alive.Load() < goneRecheck {
 		return false
 	}
-	sc, ok := c.conn.(syscall.Conn)
+	conn := c.conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn() // EOF shows on the socket under TLS too
+	}
+	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return false
 	}

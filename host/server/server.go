@@ -109,7 +109,8 @@ type Server struct {
 	closing   atomic.Bool // set under mu
 	conns     sync.WaitGroup
 	nextID    atomic.Uint64
-	port      atomic.Int64 // port of the last listener, for INFO and CONFIG GET
+	port      atomic.Int64 // port of the plain listener, for INFO and CONFIG GET
+	tlsPort   atomic.Int64 // port of the TLS listener (ServeTLS)
 
 	stats serverStats
 }
@@ -209,6 +210,14 @@ func (s *Server) ListenAndServe() error {
 // Serve accepts connections on ln until Close, then returns nil. It closes
 // ln when it returns.
 func (s *Server) Serve(ln net.Listener) error {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.port.Store(int64(a.Port))
+	}
+	return s.serve(ln)
+}
+
+// serve accepts the connections of ln until the server closes.
+func (s *Server) serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
@@ -217,9 +226,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.listeners[ln] = struct{}{}
 	s.mu.Unlock()
-	if a, ok := ln.Addr().(*net.TCPAddr); ok {
-		s.port.Store(int64(a.Port))
-	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, ln)

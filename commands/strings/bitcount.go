@@ -5,6 +5,7 @@ import (
 
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
 )
 
 func init() {
@@ -19,7 +20,54 @@ func init() {
 // runBitCount: BITCOUNT key [start end [BYTE|BIT]]. As in Redis 7.0 the
 // key is looked up before the arguments are parsed: a missing key answers
 // 0 and another type WRONGTYPE whatever the arguments.
-func runBitCount(c *sdk.Ctx) { readStr(c, c.Arg(1), bitCountDone) }
+//
+// A valid range of non-negative indexes, start <= end, is counted by the
+// store (OpBitCount), without moving the value; when it reaches past the
+// end of the value (OpNotApplicable: Redis clamps it), or the value is
+// stored as an integer (BinTypeError), the value is read whole and counted
+// here, as it is for the whole string and negative indexes: the store's
+// bit operations cannot tell the value's length.
+func runBitCount(c *sdk.Ctx) {
+	if c.NArg() == 4 || c.NArg() == 5 {
+		start, ok1 := kit.ParseInt(c.Arg(2))
+		end, ok2 := kit.ParseInt(c.Arg(3))
+		isBit, ok3 := false, true
+		if c.NArg() == 5 {
+			isBit, ok3 = parseRangeUnit(c.Arg(4))
+		}
+		limit := int64(maxBitBytes) // past the end of any value beyond
+		if isBit {
+			limit <<= 3
+		}
+		if ok1 && ok2 && ok3 && start >= 0 && start <= end && end < limit {
+			first, last := start, end
+			if !isBit {
+				first, last = start<<3, end<<3+7
+			}
+			c.Record(c.Arg(1)).Guard(codec.TypeString).BitCount(codec.BinValue, first, last-first+1)
+			c.Exec(bitCountRange)
+			return
+		}
+	}
+	readStr(c, c.Arg(1), bitCountDone)
+}
+
+// bitCountRange answers the store's count of an explicit range.
+func bitCountRange(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(kit.IntOf(r.Value(0))) // 0 when there is no value bin
+	case codec.NotFound:
+		c.Reply().Int(0)
+	case codec.OpNotApplicable, codec.BinTypeError, codec.ParameterError:
+		readStr(c, c.Arg(1), bitCountDone)
+	case codec.FilteredOut:
+		c.Error(kit.WrongType)
+	default:
+		kit.StoreError(c, r)
+	}
+}
 
 func bitCountDone(c *sdk.Ctx) {
 	r := c.Result(0)

@@ -125,7 +125,7 @@ func runBitField(c *sdk.Ctx, readOnly bool) {
 		tooBig(c)
 		return
 	}
-	m := &bitRMW{key: c.Arg(1), reply: bf.reply}
+	m := &bitRMW{reply: bf.reply}
 	m.edit = func(c *sdk.Ctx, b []byte, exists bool) ([]byte, bool, bool) {
 		old := len(b)
 		b = grow(b, highest>>3+1)

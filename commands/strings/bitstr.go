@@ -86,9 +86,9 @@ func strRead(c *sdk.Ctx, r *codec.Result) (exists, ok bool) {
 // the module, and written back guarded by that generation and the string
 // type (create-only for a new key), keeping the TTL, as SETRANGE does.
 // Losing the race to another client's write starts over from the read,
-// within kit.RetryFor.
+// within kit.RetryFor. The key is argument 1 (read at each step: an
+// argument's bytes move when the command first waits for the store).
 type bitRMW struct {
-	key []byte
 	// edit gets the current bytes (c.B, which it may grow and change) and
 	// whether the key exists. It returns the new value and whether to
 	// write it; ok false means it has answered (an error).
@@ -97,7 +97,7 @@ type bitRMW struct {
 	reply func(c *sdk.Ctx)
 }
 
-func (m *bitRMW) run(c *sdk.Ctx) { readStr(c, m.key, m.read) }
+func (m *bitRMW) run(c *sdk.Ctx) { readStr(c, c.Arg(1), m.read) }
 
 func (m *bitRMW) read(c *sdk.Ctx) {
 	r := c.Result(0)
@@ -119,10 +119,10 @@ func (m *bitRMW) read(c *sdk.Ctx) {
 		return
 	}
 	if exists {
-		c.Record(m.key).Guard(codec.TypeString).Generation(r.Generation).
+		c.Record(c.Arg(1)).Guard(codec.TypeString).Generation(r.Generation).
 			Exists(codec.ExistsUpdateOnly).TTLKeep().Put(codec.BinValue, kit.StrValue(b))
 	} else {
-		c.Record(m.key).Exists(codec.ExistsCreateOnly).TTLNever().
+		c.Record(c.Arg(1)).Exists(codec.ExistsCreateOnly).TTLNever().
 			Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(b))
 	}
 	c.Exec(m.written)

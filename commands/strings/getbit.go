@@ -1,7 +1,9 @@
 package main
 
 import (
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
 )
 
 func init() {
@@ -14,9 +16,10 @@ func init() {
 }
 
 // runGetBit: GETBIT key offset. 0 past the end of the string or for a
-// missing key. The offset is checked before the key, as in Redis. Reads
-// the whole value: no store op reads one bit of a string stored as an
-// integer, and a bitmap is bounded by the record size.
+// missing key. The offset is checked before the key, as in Redis. The
+// store reads the one bit (OpBitGet); a value stored as an integer
+// (BinTypeError), or an offset beyond what the store's bit operations
+// address (ParameterError), is read whole instead.
 func runGetBit(c *sdk.Ctx) {
 	off, ok := parseBitOffset(c.Arg(2), false, 0)
 	if !ok {
@@ -24,10 +27,31 @@ func runGetBit(c *sdk.Ctx) {
 		return
 	}
 	c.N[0] = off
-	readStr(c, c.Arg(1), getBitDone)
+	c.Record(c.Arg(1)).Guard(codec.TypeString).BitGet(codec.BinValue, off, 1)
+	c.Exec(getBitDone)
 }
 
 func getBitDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		if v := r.Value(0); v.Kind == codec.KindBytes && len(v.Bytes) > 0 {
+			c.Reply().Int(int64(v.Bytes[0] >> 7))
+			return
+		}
+		c.Reply().Int(0) // no value bin
+	case codec.NotFound, codec.OpNotApplicable: // no key; past the end
+		c.Reply().Int(0)
+	case codec.BinTypeError, codec.ParameterError:
+		readStr(c, c.Arg(1), getBitWhole)
+	case codec.FilteredOut:
+		c.Error(kit.WrongType)
+	default:
+		kit.StoreError(c, r)
+	}
+}
+
+func getBitWhole(c *sdk.Ctx) {
 	r := c.Result(0)
 	exists, ok := strRead(c, r)
 	if !ok {
@@ -35,11 +59,10 @@ func getBitDone(c *sdk.Ctx) {
 	}
 	var tmp [24]byte
 	off := c.N[0]
-	if !exists {
-		c.Reply().Int(0)
-		return
+	var s []byte
+	if exists {
+		s = strBytes(r.Value(0), tmp[:])
 	}
-	s := strBytes(r.Value(0), tmp[:])
 	if off>>3 >= int64(len(s)) {
 		c.Reply().Int(0)
 		return

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -15,44 +13,13 @@ import (
 // compares every raw reply. RESPIKE_BITS_SEED replays a seed; the seed is
 // logged on failure together with the commands that led there.
 func TestBitsRandomAgainstRedis(t *testing.T) {
-	seed := uint64(rand.Int64())
-	if s := os.Getenv("RESPIKE_BITS_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RESPIKE_BITS_SEED: %v", err)
-		}
-		seed = n
-	}
 	steps := 3000
 	if testing.Short() {
 		steps = 800
 	}
-	redisServer(t)
-	flushBoth(t)
-	d := &diffConn{t: t}
-	d.connect()
-	defer func() { d.close() }()
-	g := &bgen{r: rand.New(rand.NewPCG(seed, 0xb175))}
-	var history []string
-	for i := range steps {
-		if i == steps/2 {
-			d.proto3 = true
-			d.hello3()
-			history = append(history, "HELLO 3")
-		}
-		args := g.command()
-		history = append(history, strings.Join(quoteAll(args), " "))
-		theirs, err1 := d.redis.Do(args...)
-		ours, err2 := d.respike.Do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("seed %d, step %d: %v / %v", seed, i, err1, err2)
-		}
-		if theirs != ours {
-			from := max(0, len(history)-30)
-			t.Fatalf("seed %d (RESPIKE_BITS_SEED=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
-		}
-	}
+	randomAgainstRedis(t, "RESPIKE_BITS_SEED", 0xb175, steps, func(r *rand.Rand) func() []string {
+		return (&bgen{r: r}).command
+	})
 }
 
 // bgen draws random bit commands.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/metrics"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
@@ -46,7 +47,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "respike:", err)
 		os.Exit(2)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Log.Level)}))
+	logLevelVar.Set(logLevel(cfg.Log.Level))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &logLevelVar}))
 	// Catch signals first: loading modules can take seconds, and SIGHUP's
 	// default action would end the process.
 	sigs := make(chan os.Signal, 1)
@@ -56,6 +58,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// logLevelVar is the daemon's log level, which CONFIG SET loglevel changes.
+var logLevelVar slog.LevelVar
 
 // loadConfig reads the configuration and applies the -listen override.
 func loadConfig(path, listen string) (config.Config, error) {
@@ -102,6 +107,13 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		return err
 	}
 	defer st.Close()
+	raw := st
+	var requests *metrics.StoreRequests
+	if cfg.Metrics.Listen != "" && !st.Inline() {
+		// Per-request store figures, where a request is a network round
+		// trip (Aerospike): two clock reads are nothing beside it.
+		st, requests = metrics.InstrumentStore(st)
+	}
 	// Every write of the runtime's commands goes through the registry of
 	// blocked clients, which wakes those waiting on the key written.
 	reg := block.New(st, block.Options{PollInterval: cfg.Server.BlockPollInterval.D(), Logger: log})
@@ -145,12 +157,23 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 	}()
 
 	srv := server.New(cfg, rt, reg, log)
+	srv.SetLogLevel(&logLevelVar)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return err
 	}
 	log.Info("respike ready", "addr", ln.Addr().String(), "store", cfg.Store.Backend,
 		"commands", len(rt.Commands()), "config", cfg.Path, "version", server.Version)
+	if cfg.Metrics.Listen != "" {
+		mctx, stopMetrics := context.WithCancel(ctx)
+		defer stopMetrics()
+		addr, err := metrics.Serve(mctx, cfg.Metrics.Listen,
+			metrics.Handler(metrics.Sources{Server: srv, Runtime: rt, Store: raw, Requests: requests}))
+		if err != nil {
+			return err
+		}
+		log.Info("serving metrics", "addr", addr, "paths", "/metrics /healthz /readyz")
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ready != nil {

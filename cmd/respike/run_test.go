@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,4 +193,39 @@ func TestRunWithoutCommandsFolder(t *testing.T) {
 		t.Fatalf("MODULE LIST = %v", mods)
 	}
 	d.stop()
+}
+
+// With [metrics] listen set, run serves /readyz, which says not ready while
+// no module command is loaded (here the commands folder is missing).
+func TestRunServesMetrics(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := config.Defaults()
+	cfg.Commands.Dir = filepath.Join(t.TempDir(), "missing")
+	cfg.Commands.CacheDir = "none"
+	cfg.Metrics.Listen = addr
+	d := startRun(t, cfg)
+	defer d.stop()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no module command") {
+		t.Fatalf("/readyz without modules: %d %q", code, body)
+	}
+	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "respike_connected_clients ") {
+		t.Fatalf("/metrics: %d %.200q", code, body)
+	}
 }

@@ -24,6 +24,7 @@ type Config struct {
 	Aerospike Aerospike `toml:"aerospike"`
 	Commands  Commands  `toml:"commands"`
 	Log       Log       `toml:"log"`
+	Metrics   Metrics   `toml:"metrics"`
 
 	// Path is the file the configuration was loaded from; "" when it is
 	// the defaults.
@@ -60,6 +61,15 @@ type Server struct {
 	// wake them at once. Nothing is read while no client is blocked. 0
 	// never reads: right when this proxy is the store's only writer.
 	BlockPollInterval Duration `toml:"block_poll_interval"`
+	// SlowlogLogSlowerThan is Redis's slowlog-log-slower-than: commands
+	// that run at least this many microseconds enter SLOWLOG; -1 none, 0
+	// all.
+	SlowlogLogSlowerThan int64 `toml:"slowlog_log_slower_than"`
+	// SlowlogMaxLen is Redis's slowlog-max-len: the entries SLOWLOG keeps.
+	SlowlogMaxLen int64 `toml:"slowlog_max_len"`
+	// LatencyMonitorThreshold is Redis's latency-monitor-threshold: runs of
+	// at least this many milliseconds are LATENCY events; 0 records none.
+	LatencyMonitorThreshold int64 `toml:"latency_monitor_threshold"`
 }
 
 // Store selects the record store.
@@ -113,6 +123,13 @@ type Commands struct {
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
 }
 
+// Metrics configures the HTTP listener of /metrics (Prometheus), /healthz
+// and /readyz.
+type Metrics struct {
+	// Listen is its address, host:port; "" serves no metrics.
+	Listen string `toml:"listen"`
+}
+
 // Log configures logging.
 type Log struct {
 	// Level is "debug", "info", "warn" or "error".
@@ -124,13 +141,15 @@ type Log struct {
 func Defaults() Config {
 	return Config{
 		Server: Server{
-			Listen:              "127.0.0.1:6379",
-			Databases:           16,
-			MaxClients:          10000,
-			ProtoMaxBulkLen:     512 << 20,
-			EnableModuleCommand: "local",
-			ShutdownTimeout:     Duration(5 * time.Second),
-			BlockPollInterval:   Duration(20 * time.Millisecond),
+			Listen:               "127.0.0.1:6379",
+			Databases:            16,
+			MaxClients:           10000,
+			ProtoMaxBulkLen:      512 << 20,
+			EnableModuleCommand:  "local",
+			ShutdownTimeout:      Duration(5 * time.Second),
+			BlockPollInterval:    Duration(20 * time.Millisecond),
+			SlowlogLogSlowerThan: 10000,
+			SlowlogMaxLen:        128,
 		},
 		Store: Store{Backend: "memory"},
 		Aerospike: Aerospike{
@@ -202,6 +221,11 @@ func (c *Config) Validate() error {
 	if err := checkHostPort(c.Server.Listen); err != nil {
 		bad("server.listen", "%v", err)
 	}
+	if c.Metrics.Listen != "" {
+		if err := checkHostPort(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", "%v", err)
+		}
+	}
 	if c.Server.Databases < 1 || c.Server.Databases > 1<<16 {
 		bad("server.databases", "must be between 1 and 65536, got %d", c.Server.Databases)
 	}
@@ -210,6 +234,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ProtoMaxBulkLen < 1 {
 		bad("server.proto_max_bulk_len", "must be positive, got %d", c.Server.ProtoMaxBulkLen)
+	}
+	if c.Server.SlowlogLogSlowerThan < -1 {
+		bad("server.slowlog_log_slower_than", "must be -1 (off), 0 (every command) or microseconds, got %d", c.Server.SlowlogLogSlowerThan)
+	}
+	if c.Server.SlowlogMaxLen < 0 {
+		bad("server.slowlog_max_len", "must be 0 or more, got %d", c.Server.SlowlogMaxLen)
+	}
+	if c.Server.LatencyMonitorThreshold < 0 {
+		bad("server.latency_monitor_threshold", "must be 0 (off) or milliseconds, got %d", c.Server.LatencyMonitorThreshold)
 	}
 	if c.Server.Timeout < 0 {
 		bad("server.timeout", "must be 0 (no timeout) or a number of seconds, got %d", c.Server.Timeout)

@@ -32,6 +32,9 @@ max_clients = 50
 proto_max_bulk_len = "1mb"
 timeout = 30
 block_poll_interval = "50ms"
+slowlog_log_slower_than = -1
+slowlog_max_len = 7
+latency_monitor_threshold = 25
 
 [store]
 backend = "aerospike"
@@ -54,6 +57,9 @@ memory_limit_mib = 32
 
 [log]
 level = "debug"
+
+[metrics]
+listen = "127.0.0.1:9121"
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +67,8 @@ level = "debug"
 	want := Defaults()
 	want.Server = Server{Listen: "0.0.0.0:7000", Password: "s3cret", Databases: 4, MaxClients: 50,
 		ProtoMaxBulkLen: 1 << 20, Timeout: 30, EnableModuleCommand: "local", ShutdownTimeout: Duration(5 * time.Second),
-		BlockPollInterval: Duration(50 * time.Millisecond)}
+		BlockPollInterval: Duration(50 * time.Millisecond), SlowlogLogSlowerThan: -1, SlowlogMaxLen: 7,
+		LatencyMonitorThreshold: 25}
 	want.Store.Backend = "aerospike"
 	want.Aerospike.Hosts = []string{"10.0.0.1:3000", "10.0.0.2:3000"}
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"
@@ -71,6 +78,7 @@ level = "debug"
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
 		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32}
 	want.Log.Level = "debug"
+	want.Metrics.Listen = "127.0.0.1:9121"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}

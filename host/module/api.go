@@ -96,6 +96,12 @@ type ModuleInfo struct {
 	Swaps int64
 	// LastError is the reason the newest file version was refused, if it was.
 	LastError string
+	// Traps counts the instances discarded because a call trapped or
+	// failed; DeadlineKills those discarded for exceeding the deadline;
+	// GuestTime is the time spent running guest code. All three add up
+	// every version of the module since the runtime started.
+	Traps, DeadlineKills int64
+	GuestTime            time.Duration
 }
 
 // Stats counts what happened to modules since the runtime started.

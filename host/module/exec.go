@@ -435,13 +435,16 @@ func (r *Runtime) step(in *instance, c *call, resume bool, handle uint32) (uint6
 	return packed, err
 }
 
+// reasonDeadline is discard's reason for a call that overran the deadline.
+const reasonDeadline = "command exceeded the deadline"
+
 // failed discards the instance after a failed call and returns the reply of
 // the command that made it fail. Called with s.mu held.
 func (v *version) failed(s *slot, in *instance, err error) []byte {
 	var reply []byte
 	if errors.Is(err, errDeadline) {
 		reply = v.deadlineErr
-		s.discard("command exceeded the deadline")
+		s.discard(reasonDeadline)
 	} else {
 		reason := in.reason(err)
 		reply = errorReply(v.name, reason)

@@ -32,6 +32,7 @@ type version struct {
 	compiled    wazero.CompiledModule
 	deadlineErr []byte // the reply of a command that exceeded the deadline
 	batch       bool   // the module exports respike_batch
+	ctr         *modCounters
 
 	slots   []*slot
 	waiters atomic.Int32  // goroutines waiting for any free slot
@@ -54,8 +55,26 @@ func (v *version) info() ModuleInfo {
 	for i, c := range v.cmds {
 		names[i] = c.Info.Name
 	}
-	return ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names,
+	info := ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names,
 		LoadedAt: v.loadedAt, LoadDuration: v.loadDur, Swaps: v.swaps}
+	v.ctr.fill(&info)
+	return info
+}
+
+// modCounters are a module's counters across its versions.
+type modCounters struct {
+	traps, kills, guestNanos atomic.Int64
+}
+
+func (m *modCounters) fill(info *ModuleInfo) {
+	info.Traps, info.DeadlineKills = m.traps.Load(), m.kills.Load()
+	info.GuestTime = time.Duration(m.guestNanos.Load())
+}
+
+// counters returns the counters of the module name, creating them.
+func (r *Runtime) counters(name string) *modCounters {
+	c, _ := r.ctrs.LoadOrStore(name, new(modCounters))
+	return c.(*modCounters)
 }
 
 // retire drops the registry's reference of a version it no longer holds.
@@ -250,6 +269,11 @@ func (s *slot) discard(reason string) {
 		return
 	}
 	s.v.rt.log.Warn("module instance discarded", "module", s.v.name, "generation", s.inst.gen, "reason", reason)
+	if reason == reasonDeadline {
+		s.v.ctr.kills.Add(1)
+	} else {
+		s.v.ctr.traps.Add(1)
+	}
 	s.inst.close()
 	s.inst = nil
 }
@@ -362,7 +386,9 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	in.mark = in.v.rt.dog.epoch.Load() + 1
 	in.state.Store(in.mark)
 	in.stderr.reset()
+	began := time.Now()
 	err := f.CallWithStack(in.ctx, in.stack[:])
+	in.v.ctr.guestNanos.Add(int64(time.Since(began)))
 	in.parked = nil
 	if !in.state.CompareAndSwap(in.mark, 0) {
 		return 0, errDeadline

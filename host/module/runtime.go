@@ -54,6 +54,7 @@ type Runtime struct {
 	// Stats counters.
 	loads, swaps, refusals, unloads, draining, waits atomic.Int64
 	batches, batched                                 atomic.Int64
+	ctrs                                             sync.Map // module name → *modCounters
 }
 
 // registry is an immutable snapshot of the loaded modules; Load and Unload
@@ -248,7 +249,7 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	v := &version{rt: r, name: name, path: path, compiled: compiled, loadedAt: time.Now()}
+	v := &version{rt: r, name: name, path: path, compiled: compiled, loadedAt: time.Now(), ctr: r.counters(name)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -462,6 +463,7 @@ func (r *Runtime) Modules() []ModuleInfo {
 		}
 	}
 	for _, info := range g.refused {
+		r.counters(info.Name).fill(&info)
 		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b ModuleInfo) int { return strings.Compare(a.Name, b.Name) })

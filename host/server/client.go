@@ -29,18 +29,23 @@ const keepReplyBuf = 1 << 20
 // client is one connection. Fields without a comment saying otherwise
 // belong to the connection's goroutine.
 type client struct {
-	s       *Server
-	ctx     context.Context // the server's, with this client's peerGone (module.WithGone)
-	id      uint64
-	conn    net.Conn
-	rd      reader
-	w       resp.Writer // replies not yet written to conn
-	start   codec.Start
-	lname   [maxBuiltinName]byte // scratch for lower-casing command names
-	created time.Time
-	addr    string
-	laddr   string
-	local   bool // loopback peer
+	s    *Server
+	ctx  context.Context // the server's, with this client's peerGone (module.WithGone)
+	id   uint64
+	conn net.Conn
+	rd   reader
+	// hadIdle: a read deadline was set for CONFIG's timeout, to clear
+	// when CONFIG SET timeout 0 turns it off.
+	hadIdle bool
+	// nwritten is the bytes written since the last flushStats.
+	nwritten int64
+	w        resp.Writer // replies not yet written to conn
+	start    codec.Start
+	lname    [maxBuiltinName]byte // scratch for lower-casing command names
+	created  time.Time
+	addr     string
+	laddr    string
+	local    bool // loopback peer
 
 	db            int
 	proto         int // 2 or 3
@@ -121,12 +126,12 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		addr:          nc.RemoteAddr().String(),
 		laddr:         nc.LocalAddr().String(),
 		proto:         2,
-		authenticated: s.password == "",
+		authenticated: s.requirePass() == "",
 	}
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.local = a.IP.IsLoopback()
 	}
-	c.rd = reader{r: nc, c: c, maxBulk: s.maxBulk}
+	c.rd = reader{r: nc, c: c}
 	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1}
@@ -143,9 +148,12 @@ func (s *Server) serveConn(c *client) {
 		s.removeClient(c)
 	}()
 	for {
-		if s.idle > 0 {
-			_ = c.conn.SetReadDeadline(time.Now().Add(s.idle))
+		if idle := time.Duration(s.idle.Load()); idle > 0 {
+			_ = c.conn.SetReadDeadline(time.Now().Add(idle))
+		} else if c.hadIdle {
+			_ = c.conn.SetReadDeadline(time.Time{})
 		}
+		c.hadIdle = s.idle.Load() > 0
 		if s.closing.Load() {
 			return
 		}
@@ -200,7 +208,8 @@ func (c *client) flush() bool {
 	if len(c.w.Buf) == 0 {
 		return true
 	}
-	_, err := c.conn.Write(c.w.Buf)
+	n, err := c.conn.Write(c.w.Buf)
+	c.nwritten += int64(n)
 	if cap(c.w.Buf) > keepReplyBuf {
 		c.w.Buf = nil
 	} else {
@@ -292,7 +301,9 @@ func (c *client) runPipe() {
 		mark = c.waitBlocked(&it.Start, blk)
 		end = c.s.nanos()
 		failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
-		c.count(c.statFor(nil, it.Cmd), end-c.clock, failed)
+		st := c.statFor(nil, it.Cmd)
+		c.count(st, end-c.clock, failed)
+		c.observe(st, nil, it.Cmd, it.Start.Args, end-c.clock)
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1:])
 		}
@@ -331,6 +342,7 @@ func (c *client) countPipe(items []module.Item, mark int, began, end int64) {
 		}
 		failed := it.End > mark && c.w.Buf[mark] == '-'
 		c.count(st, each, failed)
+		c.observe(st, nil, it.Cmd, it.Start.Args, each)
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1 : it.End])
 		}
@@ -426,6 +438,7 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 	end := c.s.nanos()
 	failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
 	c.count(st, end-began, failed)
+	c.observe(st, b, m, args, end-began)
 	c.clock = end
 	if failed {
 		c.s.stats.countError(c.w.Buf[mark+1:])

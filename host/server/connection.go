@@ -44,7 +44,7 @@ func cmdReset(c *client, _ [][]byte) {
 	c.setProto(2)
 	c.setInfo(func(i *clientInfo) { i.name = "" })
 	c.replyOff, c.skipNext, c.noEvict, c.noTouch = false, false, false, false
-	if c.s.password != "" {
+	if c.s.requirePass() != "" {
 		c.authenticated = false
 	}
 	c.w.Simple("RESET")
@@ -72,7 +72,7 @@ func cmdAuth(c *client, args [][]byte) {
 	var user, pass []byte
 	switch len(args) {
 	case 2:
-		if c.s.password == "" {
+		if c.s.requirePass() == "" {
 			c.w.Error(errNoPassword)
 			return
 		}
@@ -97,10 +97,10 @@ func (s *Server) checkPassword(user, pass []byte) bool {
 	if string(user) != "default" {
 		return false
 	}
-	if s.password == "" {
+	if s.requirePass() == "" {
 		return true
 	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.password)) == 1
+	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
 }
 
 // cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].

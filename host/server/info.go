@@ -22,8 +22,8 @@ var infoSections = []struct {
 	byDefault bool
 }{
 	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
-	{"stats", true}, {"replication", true}, {"modules", true}, {"commandstats", false},
-	{"errorstats", true}, {"cluster", true}, {"keyspace", true},
+	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true}, {"commandstats", false},
+	{"errorstats", true}, {"latencystats", false}, {"cluster", true}, {"keyspace", true},
 }
 
 func cmdTime(c *client, _ [][]byte) {
@@ -59,7 +59,11 @@ func cmdInfo(c *client, args [][]byte) {
 // infoSection appends one section: a "# Title" line and key:value lines.
 func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 	line := func(key string, val any) { fmt.Fprintf(b, "%s:%v\r\n", key, val) }
-	b.WriteString("# " + strings.ToUpper(name[:1]) + name[1:] + "\r\n")
+	title := strings.ToUpper(name[:1]) + name[1:]
+	if name == "cpu" {
+		title = "CPU" // as Redis titles it
+	}
+	b.WriteString("# " + title + "\r\n")
 	switch name {
 	case "server":
 		up := time.Since(s.started)
@@ -76,12 +80,15 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("server_time_usec", time.Now().UnixMicro())
 		line("uptime_in_seconds", int64(up/time.Second))
 		line("uptime_in_days", int64(up/(24*time.Hour)))
+		line("hz", s.conf.get("hz"))
+		line("configured_hz", s.conf.get("hz"))
+		line("process_supervised", "no")
 		line("executable", exe)
 		line("config_file", s.cfg.Path)
 		line("store_backend", s.cfg.Store.Backend)
 	case "clients":
 		line("connected_clients", s.connectedClients())
-		line("maxclients", s.cfg.Server.MaxClients)
+		line("maxclients", s.maxClients.Load())
 		line("blocked_clients", s.blocked.Load())
 		line("tracking_clients", 0)
 	case "memory":
@@ -91,24 +98,37 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("used_memory_human", humanBytes(ms.HeapAlloc))
 		line("used_memory_rss", ms.Sys)
 		line("used_memory_rss_human", humanBytes(ms.Sys))
-		line("maxmemory", 0)
-		line("maxmemory_human", "0B")
-		line("maxmemory_policy", "noeviction")
+		// What CONFIG SET last gave: respike does not evict, Aerospike
+		// bounds memory (docs/operations.md).
+		maxmem, _ := strconv.ParseUint(s.conf.get("maxmemory"), 10, 64)
+		line("maxmemory", maxmem)
+		line("maxmemory_human", humanBytes(maxmem))
+		line("maxmemory_policy", s.conf.get("maxmemory-policy"))
 	case "persistence":
 		line("loading", 0)
 		line("async_loading", 0)
+		line("rdb_changes_since_last_save", 0)
 		line("rdb_bgsave_in_progress", 0)
+		line("rdb_last_save_time", s.startedUnix/1e9)
+		line("rdb_last_bgsave_status", "ok")
 		line("aof_enabled", 0)
 		line("aof_rewrite_in_progress", 0)
+		line("aof_last_write_status", "ok")
 	case "stats":
 		line("total_connections_received", s.stats.totalConns.Load())
 		line("total_commands_processed", s.stats.totalCmds.Load())
 		line("rejected_connections", s.stats.rejectedConns.Load())
+		line("total_net_input_bytes", s.stats.netIn.Load())
+		line("total_net_output_bytes", s.stats.netOut.Load())
 		line("total_error_replies", s.stats.errorReplies.Load())
 		if st, ok := s.st.(store.Statser); ok {
 			for _, v := range st.Stats() {
 				line("store_"+v.Name, v.Value)
 			}
+		}
+	case "cpu":
+		for _, kv := range cpuTimes() {
+			line(kv[0], kv[1])
 		}
 	case "replication":
 		line("role", "master")
@@ -130,9 +150,9 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			line("module_batched_commands", st.Batched)
 		}
 		for _, m := range s.rt.Modules() {
-			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d",
+			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d,traps=%d,deadline_kills=%d,guest_usec=%d",
 				infoValue(m.Name), versionNumber(m.Version), infoValue(m.Version), infoValue(m.Path),
-				len(m.Commands), m.Swaps, m.LoadDuration.Microseconds())
+				len(m.Commands), m.Swaps, m.LoadDuration.Microseconds(), m.Traps, m.DeadlineKills, m.GuestTime.Microseconds())
 			if m.LastError != "" {
 				v += ",last_error=" + infoValue(m.LastError)
 			}
@@ -147,6 +167,26 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			}
 			line("cmdstat_"+ns.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
 				calls, usec, perCall, ns.st.rejected.Load(), ns.st.failed.Load()))
+		}
+	case "latencystats":
+		// Redis's line per command: the percentiles of
+		// latency-tracking-info-percentiles, in microseconds.
+		pcts := strings.Fields(s.conf.get("latency-tracking-info-percentiles"))
+		for _, ns := range s.stats.commandStats() {
+			h := ns.st.hist.Load()
+			if h == nil || len(pcts) == 0 {
+				continue
+			}
+			counts, total := h.snapshot()
+			if total == 0 {
+				continue
+			}
+			var parts []string
+			for _, p := range pcts {
+				f, _ := strconv.ParseFloat(p, 64)
+				parts = append(parts, fmt.Sprintf("p%s=%.3f", p, percentile(&counts, total, f)))
+			}
+			line("latency_percentiles_usec_"+ns.name, strings.Join(parts, ","))
 		}
 	case "errorstats":
 		for _, e := range s.stats.errorCounts() {

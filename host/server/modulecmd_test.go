@@ -58,8 +58,8 @@ func TestModuleListAndInfoShowSwaps(t *testing.T) {
 	info := c.do("info", "modules")
 	for _, line := range []string{
 		"# Modules\r\nmodule_loads:2\r\nmodule_swaps:7\r\nmodule_refusals:3\r\nmodule_unloads:1\r\nmodule_versions_draining:1\r\n",
-		"module:name=kv,ver=20001,version=2.0.1,path=/m/kv.wasm,commands=1,swaps=7,load_usec=1500,last_error=module /m/kv.wasm: compile: bad   file\r\n",
-		"module:name=twin,ver=0,version=,path=/m/twin.wasm,commands=0,swaps=0,load_usec=0,last_error=command \"get\" is already served by module kv\r\n",
+		"module:name=kv,ver=20001,version=2.0.1,path=/m/kv.wasm,commands=1,swaps=7,load_usec=1500,traps=0,deadline_kills=0,guest_usec=0,last_error=module /m/kv.wasm: compile: bad   file\r\n",
+		"module:name=twin,ver=0,version=,path=/m/twin.wasm,commands=0,swaps=0,load_usec=0,traps=0,deadline_kills=0,guest_usec=0,last_error=command \"get\" is already served by module kv\r\n",
 	} {
 		if !strings.Contains(info, line) {
 			t.Errorf("INFO modules %q lacks %q", info, line)

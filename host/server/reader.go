@@ -43,7 +43,8 @@ func (e *protoError) Error() string { return "Protocol error: " + e.msg }
 type reader struct {
 	r       io.Reader
 	c       *client // for the limits before AUTH; nil in tests
-	maxBulk int64
+	maxBulk int64   // the limit when c is nil (tests)
+	nread   int64   // bytes read since the client's last flushStats
 
 	buf      []byte // buf[off:end] is read but not parsed
 	off, end int
@@ -128,6 +129,7 @@ func (rd *reader) fill() {
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
+	rd.nread += int64(n)
 	if err != nil {
 		rd.err = err
 	}
@@ -164,15 +166,25 @@ func (rd *reader) readMore() error {
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n
+	rd.nread += int64(n)
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		rd.err = err
 	}
 	return err
 }
 
+// bulkLimit is the largest bulk string accepted: the server's
+// proto-max-bulk-len, which CONFIG SET may change, or maxBulk in tests.
+func (rd *reader) bulkLimit() int64 {
+	if rd.c != nil {
+		return rd.c.s.maxBulk.Load()
+	}
+	return rd.maxBulk
+}
+
 // unauth reports whether the client has yet to authenticate.
 func (rd *reader) unauth() bool {
-	return rd.c != nil && rd.c.s.password != "" && !rd.c.authenticated
+	return rd.c != nil && rd.c.s.requirePass() != "" && !rd.c.authenticated
 }
 
 // parse parses the complete commands in buf[off:end] into the batch and
@@ -244,7 +256,7 @@ func (rd *reader) multibulk(b []byte) (int, error) {
 		}
 		size, ok := headerNumber(b[p+1 : p+q])
 		switch {
-		case !ok || size < 0 || size > rd.maxBulk:
+		case !ok || size < 0 || size > rd.bulkLimit():
 			st.count = 0
 			return 0, &protoError{"invalid bulk length"}
 		case rd.unauth() && size > unauthBulk:

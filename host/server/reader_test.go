@@ -89,7 +89,7 @@ func TestReaderErrorsKeepEarlierCommands(t *testing.T) {
 
 func TestReaderOneCommandAtATimeBeforeAuth(t *testing.T) {
 	s := newServer(testConfig(), newFakeRuntime(), nil, nil)
-	s.password = "pw"
+	s.setRequirePass("pw")
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()

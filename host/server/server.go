@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -62,14 +63,33 @@ type Server struct {
 	st  store.Store
 	// reg keeps the clients blocked in a blocking command (blocking.go);
 	// blocked counts them, for INFO.
-	reg      *block.Registry
-	blocked  atomic.Int64
-	log      *slog.Logger
-	password string
-	idle     time.Duration
-	maxBulk  int64
-	runID    string
-	started  time.Time
+	reg     *block.Registry
+	blocked atomic.Int64
+	log     *slog.Logger
+	// The live CONFIG parameters (configcmd.go): CONFIG SET changes them
+	// while clients read them.
+	password   atomic.Pointer[string]
+	idle       atomic.Int64 // nanoseconds; 0 = never
+	maxBulk    atomic.Int64
+	maxClients atomic.Int64
+	// logLevel, when set (SetLogLevel), is the level CONFIG SET loglevel
+	// changes; conf remembers the other parameters CONFIG SET accepts.
+	logLevel *slog.LevelVar
+	conf     configStore
+
+	// The slow log and the latency monitor (observe.go), with their
+	// thresholds (slowlogThreshold in microseconds, -1 off;
+	// latencyThreshold in milliseconds, 0 off) and slowFloor, the lower
+	// of the two in nanoseconds, the one compare on the command path.
+	slowlog          slowLog
+	latency          latencyMonitor
+	slowlogThreshold atomic.Int64
+	slowlogMax       atomic.Int64
+	latencyThreshold atomic.Int64
+	slowFloor        atomic.Int64
+	latencyTracking  atomic.Bool
+	runID            string
+	started          time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
 	// time of a command from one monotonic clock read.
 	startedUnix int64
@@ -119,9 +139,6 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		rt:          rt,
 		st:          st,
 		log:         logger,
-		password:    cfg.Server.Password,
-		idle:        time.Duration(cfg.Server.Timeout) * time.Second,
-		maxBulk:     int64(cfg.Server.ProtoMaxBulkLen),
 		runID:       hex.EncodeToString(id[:]),
 		started:     now,
 		startedUnix: now.UnixNano(),
@@ -130,14 +147,27 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		listeners:   make(map[net.Listener]struct{}),
 		clients:     make(map[uint64]*client),
 	}
-	if s.maxBulk <= 0 {
-		s.maxBulk = 512 << 20
+	s.setRequirePass(cfg.Server.Password)
+	s.idle.Store(int64(time.Duration(cfg.Server.Timeout) * time.Second))
+	s.maxBulk.Store(int64(cfg.Server.ProtoMaxBulkLen))
+	if s.maxBulk.Load() <= 0 {
+		s.maxBulk.Store(512 << 20)
 	}
 	if s.cfg.Server.Databases <= 0 {
 		s.cfg.Server.Databases = 16
 	}
 	if s.cfg.Server.MaxClients <= 0 {
 		s.cfg.Server.MaxClients = 10000
+	}
+	s.maxClients.Store(int64(s.cfg.Server.MaxClients))
+	s.slowlogThreshold.Store(cfg.Server.SlowlogLogSlowerThan)
+	s.slowlogMax.Store(cfg.Server.SlowlogMaxLen)
+	s.latencyThreshold.Store(cfg.Server.LatencyMonitorThreshold)
+	s.latencyTracking.Store(true)
+	s.refreshSlowFloor()
+	s.conf.put("loglevel", map[string]string{"debug": "debug", "warn": "warning", "error": "warning"}[strings.ToLower(cfg.Log.Level)])
+	if s.conf.get("loglevel") == "" {
+		s.conf.put("loglevel", "notice")
 	}
 	s.stats.init(len(builtins.all))
 	if reg, ok := st.(*block.Registry); ok {
@@ -232,7 +262,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if len(s.clients) >= s.cfg.Server.MaxClients {
+	if int64(len(s.clients)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
 		// Redis answers the refused client before closing it.
@@ -374,4 +404,79 @@ func (noModules) ExecBatch(_ context.Context, items []module.Item, out []byte, _
 }
 func (noModules) Load(context.Context, string) (module.ModuleInfo, error) {
 	return module.ModuleInfo{}, errors.New("no module runtime")
+}
+
+// SetLogLevel gives the server the level of its logger's handler, for
+// CONFIG SET loglevel to change. Call it before Serve.
+func (s *Server) SetLogLevel(v *slog.LevelVar) { s.logLevel = v }
+
+// requirePass is the password clients must AUTH with; "" = none.
+func (s *Server) requirePass() string {
+	if p := s.password.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// setRequirePass changes it (CONFIG SET requirepass): connections already
+// authenticated stay so, as in Redis.
+func (s *Server) setRequirePass(p string) { s.password.Store(&p) }
+
+// Metrics is a snapshot of the server's counters, for an exporter
+// (host/metrics).
+type Metrics struct {
+	ConnectedClients, BlockedClients         int64
+	ConnectionsReceived, RejectedConnections int64
+	CommandsProcessed, ErrorReplies          int64
+	NetInputBytes, NetOutputBytes            int64
+	Commands                                 []CommandMetrics
+	Errors                                   map[string]int64 // error replies by code
+}
+
+// CommandMetrics are one command's counters; subcommands are named
+// "config|get".
+type CommandMetrics struct {
+	Name                    string
+	Calls, Failed, Rejected int64
+	Time                    time.Duration // total run time
+	// Counts[i] is the number of runs known to be at most Bounds[i] long
+	// (the histogram's buckets that end at or under it): cumulative, as
+	// Prometheus buckets are.
+	Counts []uint64
+}
+
+// Metrics returns the counters, with each command's run times counted at
+// bounds (ascending).
+func (s *Server) Metrics(bounds []time.Duration) Metrics {
+	m := Metrics{
+		ConnectedClients:    int64(s.connectedClients()),
+		BlockedClients:      s.blocked.Load(),
+		ConnectionsReceived: s.stats.totalConns.Load(),
+		RejectedConnections: s.stats.rejectedConns.Load(),
+		CommandsProcessed:   s.stats.totalCmds.Load(),
+		ErrorReplies:        s.stats.errorReplies.Load(),
+		NetInputBytes:       s.stats.netIn.Load(),
+		NetOutputBytes:      s.stats.netOut.Load(),
+		Errors:              map[string]int64{},
+	}
+	for _, e := range s.stats.errorCounts() {
+		m.Errors[e.code] = e.n
+	}
+	for _, ns := range s.stats.commandStats() {
+		cm := CommandMetrics{Name: ns.name, Calls: ns.st.calls.Load(), Failed: ns.st.failed.Load(),
+			Rejected: ns.st.rejected.Load(), Time: time.Duration(ns.st.nanos.Load()), Counts: make([]uint64, len(bounds))}
+		if h := ns.st.hist.Load(); h != nil {
+			counts, _ := h.snapshot()
+			i := 0
+			var seen uint64
+			for j, b := range bounds {
+				for ; i < histBuckets && histUpper(i) <= int64(b); i++ {
+					seen += uint64(counts[i])
+				}
+				cm.Counts[j] = seen
+			}
+		}
+		m.Commands = append(m.Commands, cm)
+	}
+	return m
 }

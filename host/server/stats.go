@@ -16,6 +16,8 @@ type cmdStat struct {
 	nanos    atomic.Int64 // time spent, reported in microseconds
 	rejected atomic.Int64 // refused before running: arity, NOAUTH
 	failed   atomic.Int64 // ran and answered an error
+	// hist is the run-time histogram (observe.go), made at the first run.
+	hist atomic.Pointer[latencyHist]
 }
 
 func (s *cmdStat) reset() {
@@ -23,6 +25,7 @@ func (s *cmdStat) reset() {
 	s.nanos.Store(0)
 	s.rejected.Store(0)
 	s.failed.Store(0)
+	s.hist.Store(nil)
 }
 
 // statBatch is a connection's counts for one command since its last
@@ -72,6 +75,14 @@ func (c *client) flushStats() {
 		c.s.stats.totalCmds.Add(c.cmds)
 		c.cmds = 0
 	}
+	if c.rd.nread != 0 {
+		c.s.stats.netIn.Add(c.rd.nread)
+		c.rd.nread = 0
+	}
+	if c.nwritten != 0 {
+		c.s.stats.netOut.Add(c.nwritten)
+		c.nwritten = 0
+	}
 }
 
 // serverStats are the counters INFO reports.
@@ -80,6 +91,7 @@ type serverStats struct {
 	rejectedConns atomic.Int64
 	totalCmds     atomic.Int64
 	errorReplies  atomic.Int64
+	netIn, netOut atomic.Int64 // bytes read from and written to clients
 
 	builtin []cmdStat // by builtin.idx
 
@@ -129,6 +141,8 @@ func (st *serverStats) reset() {
 	st.rejectedConns.Store(0)
 	st.totalCmds.Store(0)
 	st.errorReplies.Store(0)
+	st.netIn.Store(0)
+	st.netOut.Store(0)
 	for i := range st.builtin {
 		st.builtin[i].reset()
 	}

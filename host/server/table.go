@@ -103,6 +103,7 @@ func builtinCommands() []*builtin {
 	slowConn := []string{"@slow", "@connection"}
 	adminConn := []string{"@admin", "@slow", "@dangerous", "@connection"}
 	admin := []string{"@admin", "@slow", "@dangerous"}
+	latencyTips := []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}
 	txFlags := []string{"noscript", "loading", "stale", "fast", "allow_busy"}
 	fastTx := []string{"@fast", "@transaction"}
 
@@ -193,6 +194,39 @@ func builtinCommands() []*builtin {
 				{name: "config|set", arity: -4, flags: adminSubFlags, acl: admin,
 					tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 					since: "2.0.0", summary: "Set configuration parameters to the given values", run: cmdConfigSet},
+			}}),
+		// SLOWLOG and LATENCY: monitorcmd.go.
+		srv(&builtin{name: "slowlog", arity: -2, flags: []string{}, acl: []string{"@slow"},
+			since: "2.2.12", summary: "A container for slow log commands", subs: []*builtin{
+				{name: "slowlog|get", arity: -2, flags: []string{"admin", "loading", "stale"}, acl: admin,
+					tips:  []string{"request_policy:all_nodes", "nondeterministic_output"},
+					since: "2.2.12", summary: "Get the slow log's entries", run: cmdSlowlogGet},
+				{name: "slowlog|help", arity: 2, flags: []string{"loading", "stale"}, acl: []string{"@slow"},
+					since: "6.2.0", summary: "Show helpful text about the different subcommands", run: cmdSlowlogHelp},
+				{name: "slowlog|len", arity: 2, flags: []string{"admin", "loading", "stale"}, acl: admin,
+					tips:  []string{"request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"},
+					since: "2.2.12", summary: "Get the slow log's length", run: cmdSlowlogLen},
+				{name: "slowlog|reset", arity: 2, flags: []string{"admin", "loading", "stale"}, acl: admin,
+					tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+					since: "2.2.12", summary: "Clear all entries from the slow log", run: cmdSlowlogReset},
+			}}),
+		srv(&builtin{name: "latency", arity: -2, flags: []string{}, acl: []string{"@slow"},
+			since: "2.8.13", summary: "A container for latency diagnostics commands", subs: []*builtin{
+				{name: "latency|doctor", arity: 2, flags: adminSubFlags, acl: admin, tips: latencyTips,
+					since: "2.8.13", summary: "Return a human readable latency analysis report", run: cmdLatencyDoctor},
+				{name: "latency|graph", arity: 3, flags: adminSubFlags, acl: admin, tips: latencyTips,
+					since: "2.8.13", summary: "Return a latency graph for the event", run: cmdLatencyGraph},
+				{name: "latency|help", arity: 2, flags: []string{"loading", "stale"}, acl: []string{"@slow"},
+					since: "2.8.13", summary: "Show helpful text about the different subcommands", run: cmdLatencyHelp},
+				{name: "latency|histogram", arity: -2, flags: adminSubFlags, acl: admin, tips: latencyTips,
+					since: "7.0.0", summary: "Return the cumulative distribution of latencies of a subset of commands or all commands", run: cmdLatencyHistogram},
+				{name: "latency|history", arity: 3, flags: adminSubFlags, acl: admin, tips: latencyTips,
+					since: "2.8.13", summary: "Return timestamp-latency samples for the event", run: cmdLatencyHistory},
+				{name: "latency|latest", arity: 2, flags: adminSubFlags, acl: admin, tips: latencyTips,
+					since: "2.8.13", summary: "Return the latest latency samples for all events", run: cmdLatencyLatest},
+				{name: "latency|reset", arity: -2, flags: adminSubFlags, acl: admin,
+					tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+					since: "2.8.13", summary: "Reset latency data for one or more events", run: cmdLatencyReset},
 			}}),
 		srv(&builtin{name: "dbsize", arity: 1, flags: []string{"readonly", "fast"}, acl: []string{"@keyspace", "@read", "@fast"},
 			tips:  []string{"request_policy:all_shards", "response_policy:agg_sum"},

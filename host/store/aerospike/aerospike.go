@@ -528,3 +528,35 @@ func (x *execCtx) fail(resp *codec.Response, err error, class errClass) {
 		x.s.noteUnreachable(x.c, err)
 	}
 }
+
+// ClientStats returns the Aerospike client's own figures, for metrics: its
+// cluster-wide counters (connections opened, failed, pooled, tends, ...)
+// by the client's names, plus total-nodes and open-connections. Empty
+// while the store has no client.
+func (s *Store) ClientStats() map[string]float64 {
+	c := s.client.Load()
+	if c == nil {
+		return nil
+	}
+	st, err := c.Stats()
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	if agg, ok := st["cluster-aggregated-stats"].(map[string]any); ok {
+		for k, v := range agg {
+			if f, ok := v.(float64); ok {
+				out[k] = f
+			}
+		}
+	}
+	for _, k := range []string{"open-connections", "total-nodes"} {
+		switch v := st[k].(type) {
+		case int:
+			out[k] = float64(v)
+		case float64:
+			out[k] = v
+		}
+	}
+	return out
+}

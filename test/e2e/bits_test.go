@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -196,5 +197,47 @@ func TestBitFieldConcurrent(t *testing.T) {
 	}
 	if res, err := admin.BitField(ctx, "bits:bfconc", "GET", "u32", "#1").Result(); err != nil || len(res) != 1 || res[0] != clients*per {
 		t.Errorf("counter %v %v, want %d", res, err, clients*per)
+	}
+}
+
+// TestBitsPipelined sends the store-op forms of SETBIT, GETBIT and
+// BITCOUNT pipelined on distinct keys, which the Aerospike store gathers
+// into batch operates, and checks every reply.
+func TestBitsPipelined(t *testing.T) {
+	needModules(t, "strings", "keys")
+	ctx := context.Background()
+	c := client(t, env.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
+	const n = 40
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "bits:pipe:" + strconv.Itoa(i)
+	}
+	if err := c.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		p := c.Pipeline()
+		sets := make([]*redis.IntCmd, n)
+		gets := make([]*redis.IntCmd, n)
+		counts := make([]*redis.IntCmd, n)
+		for i, k := range keys {
+			sets[i] = p.SetBit(ctx, k, int64(i*3), 1)
+			gets[i] = p.GetBit(ctx, k, int64(i*3))
+			counts[i] = p.BitCount(ctx, k, &redis.BitCount{Start: 0, End: int64(i * 3), Unit: "BIT"})
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range keys {
+			if v, err := sets[i].Result(); err != nil || v != int64(round) {
+				t.Errorf("round %d: SETBIT %s: %d %v", round, keys[i], v, err)
+			}
+			if v, err := gets[i].Result(); err != nil || v != 1 {
+				t.Errorf("round %d: GETBIT %s: %d %v", round, keys[i], v, err)
+			}
+			if v, err := counts[i].Result(); err != nil || v != 1 {
+				t.Errorf("round %d: BITCOUNT %s: %d %v", round, keys[i], v, err)
+			}
+		}
 	}
 }

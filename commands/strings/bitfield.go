@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
 )
 
 func init() {
@@ -43,9 +44,13 @@ type bfOp struct {
 // bitField is a BITFIELD in flight: its operations and, once applied, each
 // one's reply (nil for an INCRBY or SET that failed with OVERFLOW FAIL).
 type bitField struct {
-	ops     []bfOp
-	replies []int64
-	nils    []bool
+	ops      []bfOp
+	readonly bool  // GETs only
+	highest  int64 // the last bit any write reaches
+	// The window of bytes the operations touch: its first byte and length.
+	winFirst, winLen int64
+	replies          []int64
+	nils             []bool
 }
 
 const errBitFieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
@@ -53,11 +58,18 @@ const errBitFieldType = "ERR Invalid bitfield type. Use something like i16 u8. N
 // runBitField: BITFIELD key [GET type offset | SET type offset value |
 // INCRBY type offset increment | OVERFLOW WRAP|SAT|FAIL] ...; BITFIELD_RO
 // key [GET type offset ...]. Every subcommand is parsed (and any error
-// answered) before the key is looked up, as Redis does. Only GETs: one
-// read (a missing key reads as zeros). Any write: a read-modify-write of
-// the whole value guarded by the generation (bitRMW), which grows the
-// string with zero bytes up to the farthest bit written, even when every
-// write fails with OVERFLOW FAIL, as in Redis, and keeps the TTL.
+// answered) before the key is looked up, as Redis does.
+//
+// The store reads only the window of bytes the operations touch
+// (OpBitGet); the module applies them there and, when they wrote, the
+// window goes back in one call (OpBitSet) guarded by the generation read,
+// keeping the TTL: packed counters in a large string move a few bytes.
+// When the window reaches past the end of the value (a write must then
+// grow the string with zero bytes up to the farthest bit written, even
+// when every write fails with OVERFLOW FAIL, as in Redis), the key is
+// missing, or the value is stored as an integer, the whole value is read
+// instead (a GET past the end reads zeros), and written back by a
+// read-modify-write guarded by the generation (bitRMW).
 func runBitField(c *sdk.Ctx, readOnly bool) {
 	bf := &bitField{}
 	ow := owWrap
@@ -113,11 +125,7 @@ func runBitField(c *sdk.Ctx, readOnly bool) {
 		j += 2
 		bf.ops = append(bf.ops, op)
 	}
-	if readonly {
-		readStr(c, c.Arg(1), bf.read)
-		return
-	}
-	if readOnly {
+	if !readonly && readOnly {
 		c.Error("ERR BITFIELD_RO only supports the GET subcommand")
 		return
 	}
@@ -125,12 +133,98 @@ func runBitField(c *sdk.Ctx, readOnly bool) {
 		tooBig(c)
 		return
 	}
+	bf.readonly, bf.highest = readonly, highest
+	if len(bf.ops) == 0 {
+		readStr(c, c.Arg(1), bf.read) // nothing to do but the type check
+		return
+	}
+	bf.readWindow(c)
+}
+
+// readWindow reads the bytes the operations touch (OpBitGet), with the
+// record's generation.
+func (bf *bitField) readWindow(c *sdk.Ctx) {
+	lo, hi := bf.ops[0].off>>3, int64(-1)
+	for _, op := range bf.ops {
+		lo = min(lo, op.off>>3)
+		hi = max(hi, (op.off+int64(op.bits)-1)>>3)
+	}
+	bf.winFirst, bf.winLen = lo, hi-lo+1
+	c.Record(c.Arg(1)).Guard(codec.TypeString).BitGet(codec.BinValue, lo<<3, bf.winLen<<3)
+	c.Exec(bf.windowRead)
+}
+
+// windowRead applies the operations to the window read and, when they
+// wrote, writes it back in one call guarded by the generation read. When
+// the window cannot be read (a missing key or value bin, a window past the
+// end, which a write must grow, a value stored as an integer, an offset
+// beyond what the store's bit operations address), the whole value is
+// read instead.
+func (bf *bitField) windowRead(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		if v := r.Value(0); v.Kind == codec.KindBytes && int64(len(v.Bytes)) == bf.winLen {
+			break
+		}
+		bf.whole(c)
+		return
+	case codec.NotFound, codec.OpNotApplicable, codec.BinTypeError, codec.ParameterError:
+		bf.whole(c)
+		return
+	case codec.FilteredOut:
+		c.Error(kit.WrongType)
+		return
+	default:
+		kit.StoreError(c, r)
+		return
+	}
+	win := append(c.B[:0], r.Value(0).Bytes...)
+	c.B = win
+	changed := false
+	bf.apply(win, bf.winFirst<<3, &changed)
+	if !changed {
+		bf.reply(c)
+		return
+	}
+	c.Record(c.Arg(1)).Guard(codec.TypeString).Generation(r.Generation).
+		Exists(codec.ExistsUpdateOnly).TTLKeep().
+		BitSet(codec.BinValue, bf.winFirst<<3, bf.winLen<<3, win)
+	c.Exec(bf.windowWritten)
+}
+
+func (bf *bitField) windowWritten(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		bf.reply(c)
+	case codec.GenerationError, codec.NotFound, codec.FilteredOut, codec.OpNotApplicable, codec.BinTypeError:
+		// Another client wrote (shortened, retyped, deleted) the key
+		// since the read: start over.
+		if !kit.Again(c) {
+			c.Error(kit.Contention)
+			return
+		}
+		bf.readWindow(c)
+	default:
+		kit.StoreError(c, r)
+	}
+}
+
+// whole runs the operations on the whole value: a read for GETs only, else
+// a read-modify-write that grows the string to the farthest bit written.
+func (bf *bitField) whole(c *sdk.Ctx) {
+	if bf.readonly {
+		readStr(c, c.Arg(1), bf.read)
+		return
+	}
+	highest := bf.highest
 	m := &bitRMW{reply: bf.reply}
 	m.edit = func(c *sdk.Ctx, b []byte, exists bool) ([]byte, bool, bool) {
 		old := len(b)
 		b = grow(b, highest>>3+1)
 		changed := len(b) != old || !exists
-		bf.apply(b, &changed)
+		bf.apply(b, 0, &changed)
 		return b, changed, true
 	}
 	m.run(c)
@@ -171,16 +265,18 @@ func (bf *bitField) read(c *sdk.Ctx) {
 		s = strBytes(r.Value(0), tmp[:])
 	}
 	changed := false
-	bf.apply(s, &changed)
+	bf.apply(s, 0, &changed)
 	bf.reply(c)
 }
 
-// apply runs every operation on b, in order, recording the replies. A GET
-// reads bits past the end of b as zeros; writes never reach past it
-// (the caller grew it). changed is set when a write happened.
-func (bf *bitField) apply(b []byte, changed *bool) {
+// apply runs every operation on b, which holds the value's bits from bit
+// base on, in order, recording the replies. A GET reads bits past the end
+// of b as zeros; writes never reach past it (the caller grew it). changed
+// is set when a write happened.
+func (bf *bitField) apply(b []byte, base int64, changed *bool) {
 	bf.replies, bf.nils = bf.replies[:0], bf.nils[:0]
 	for _, op := range bf.ops {
+		op.off -= base
 		old := getBits(b, op.off, op.bits)
 		if op.code == bfGet {
 			bf.push(signExtend(old, op.bits, op.signed), false)

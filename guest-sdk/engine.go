@@ -43,6 +43,8 @@ type engine struct {
 	// reply stands for the host's reply in native tests: it receives each
 	// reply of a batch.
 	reply func(resp []byte)
+	// log stands for the host's log in native tests.
+	log func(level int32, msg string)
 }
 
 var eng = engine{
@@ -62,6 +64,7 @@ func init() {
 	hook.SetInline = func(f func([]byte) ([]byte, bool)) { eng.inline = f }
 	hook.Batch = eng.batch
 	hook.SetReply = func(f func([]byte)) { eng.reply = f }
+	hook.SetLog = func(f func(int32, string)) { eng.log = f }
 }
 
 func (e *engine) manifestBytes() []byte {

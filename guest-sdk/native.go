@@ -35,3 +35,11 @@ func replyHost(b []byte) {
 		eng.reply(b)
 	}
 }
+
+// logHost sends a log line to the native test host's hook (sdktest), if it
+// set one; wasm.go's calls the real host.
+func logHost(level LogLevel, msg string) {
+	if eng.log != nil {
+		eng.log(int32(level), msg)
+	}
+}

@@ -165,6 +165,24 @@ func (c *Ctx) ClientID() uint64 { return c.st.ClientID }
 // Reply is the reply writer. Write exactly one reply per command.
 func (c *Ctx) Reply() *resp.Writer { return &c.w }
 
+// LogLevel is the level of a module's log line.
+type LogLevel int32
+
+// Log levels, as the daemon's: a line below the daemon's level is dropped.
+const (
+	LogDebug LogLevel = iota
+	LogInfo
+	LogWarn
+	LogError
+)
+
+// Log writes msg to the daemon's structured log at level, with the module,
+// its version and the command that logged it. The host keeps a module
+// from flooding its log: past a rate of lines per second (docs/operations.md)
+// lines are dropped and counted. Natively, under sdktest, lines go to
+// Host.Logs.
+func (c *Ctx) Log(level LogLevel, msg string) { logHost(level, msg) }
+
 // Error replies with an error; msg starts with its code, as "ERR ...".
 func (c *Ctx) Error(msg string) { c.w.Error(msg) }
 

@@ -61,6 +61,20 @@ func hostTake(out, outCap uint32) int32
 //go:wasmimport respike reply
 func hostReply(p, n uint32)
 
+// hostLog hands the host a log line of the current command.
+//
+//go:wasmimport respike log
+func hostLog(level, p, n uint32)
+
+// logHost sends msg to the daemon's log at level.
+func logHost(level LogLevel, msg string) {
+	if msg == "" {
+		hostLog(uint32(level), 0, 0)
+		return
+	}
+	hostLog(uint32(level), uint32(uintptr(unsafe.Pointer(unsafe.StringData(msg)))), uint32(len(msg)))
+}
+
 // replyHost sends b, the RESP reply of the batch's next command, to the host.
 func replyHost(b []byte) {
 	if len(b) == 0 {

@@ -12,7 +12,7 @@ import (
 // openAerospike opens the Aerospike backend. An unreachable cluster is not an
 // error: the store keeps trying in the background and answers
 // "backend unavailable" meanwhile.
-func openAerospike(ctx context.Context, cfg config.Aerospike) (store.Store, error) {
+func openAerospike(ctx context.Context, cfg config.Aerospike, log *slog.Logger) (store.Store, error) {
 	return aerospike.New(ctx, aerospike.Config{
 		Hosts:               cfg.Hosts,
 		Namespace:           cfg.Namespace,
@@ -31,5 +31,5 @@ func openAerospike(ctx context.Context, cfg config.Aerospike) (store.Store, erro
 		MaxRecordBytes:      int(cfg.MaxRecordBytes),
 		BatchSize:           cfg.BatchSize,
 		BatchCalls:          cfg.BatchCalls,
-	}, slog.Default())
+	}, log)
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -30,6 +31,7 @@ import (
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
+	"github.com/respike/respike/host/store/aerospike"
 	"github.com/respike/respike/host/store/memory"
 	"github.com/respike/respike/host/watch"
 )
@@ -48,7 +50,11 @@ func main() {
 		os.Exit(2)
 	}
 	logLevelVar.Set(logLevel(cfg.Log.Level))
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &logLevelVar}))
+	log := newLogger(cfg.Log, os.Stderr)
+	// Every line goes through it: code that logs to slog's default, and
+	// the Aerospike client's own log.
+	slog.SetDefault(log)
+	aerospike.RouteClientLog(log, logLevelVar.Level())
 	// Catch signals first: loading modules can take seconds, and SIGHUP's
 	// default action would end the process.
 	sigs := make(chan os.Signal, 1)
@@ -57,6 +63,16 @@ func main() {
 		log.Error("respike stopped", "err", err)
 		os.Exit(1)
 	}
+}
+
+// newLogger makes the daemon's structured logger: text or JSON lines on w,
+// at logLevelVar.
+func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: &logLevelVar}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // logLevelVar is the daemon's log level, which CONFIG SET loglevel changes.
@@ -102,7 +118,7 @@ func logLevel(s string) slog.Level {
 // once the modules are loaded and the listener is open.
 func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(addr string)) error {
 	ctx := context.Background()
-	st, err := openStore(ctx, cfg)
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -215,12 +231,12 @@ func rescan(ctx context.Context, w *watch.Watcher, dir string, log *slog.Logger)
 }
 
 // openStore opens the configured backend.
-func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, error) {
 	switch cfg.Store.Backend {
 	case "memory":
 		return memory.New(memory.Options{Databases: cfg.Server.Databases}), nil
 	case "aerospike":
-		st, err := openAerospike(ctx, cfg.Aerospike)
+		st, err := openAerospike(ctx, cfg.Aerospike, log)
 		if err != nil {
 			return nil, fmt.Errorf("aerospike: %w", err)
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -227,5 +230,70 @@ func TestRunServesMetrics(t *testing.T) {
 	}
 	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "respike_connected_clients ") {
 		t.Fatalf("/metrics: %d %.200q", code, body)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's and the test's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// With [log] format = "json", every line is a JSON object, the Aerospike
+// backend's own (an unreachable cluster) included.
+func TestRunLogsJSON(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing listens there once closed
+	ln.Close()
+	cfg := config.Defaults()
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Commands.Dir = filepath.Join(t.TempDir(), "missing")
+	cfg.Commands.CacheDir = "none"
+	cfg.Store.Backend = "aerospike"
+	cfg.Aerospike.Hosts = []string{closed}
+	cfg.Log.Format = "json"
+	var out syncBuffer
+	log := newLogger(cfg.Log, &out)
+	sigs := make(chan os.Signal, 1)
+	done := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() { done <- run(cfg, log, sigs, func(addr string) { ready <- addr }) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("run ended: %v", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(strings.ToLower(out.String()), "aerospike") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no Aerospike line within a minute: %q", out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the log for the backend's line
+	}
+	sigs <- syscall.SIGTERM
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil || obj["level"] == nil || obj["msg"] == nil {
+			t.Fatalf("not a JSON log line: %q (%v)", line, err)
+		}
 	}
 }

@@ -22,7 +22,11 @@ import "strconv"
 // and 4 never give it, so they run unchanged; a host that speaks only 3 or
 // 4 refuses a module of version 5 by its version, rather than answering an
 // error the first time one of its commands blocks.
-const ABIVersion = 5
+//
+// 6 adds guest logs (the import respike.log); modules of versions 3 to 5
+// do not import it. A host that speaks only 5 refuses a module of version
+// 6 by its version.
+const ABIVersion = 6
 
 // MinABIVersion is the oldest module ABI the host still runs.
 const MinABIVersion = 3

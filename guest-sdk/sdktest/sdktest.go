@@ -45,6 +45,8 @@ type Host struct {
 	// when the timeout passes; a test runs the command again after a write,
 	// as the daemon does, with Do.
 	Blocked *Blocked
+	// Logs are the lines the commands logged (sdk.Ctx.Log), oldest first.
+	Logs []LogLine
 
 	dec   codec.Decoder
 	req   codec.Request
@@ -113,6 +115,8 @@ func (h *Host) Do(args ...string) string {
 func (h *Host) DoRaw(args ...[]byte) []byte {
 	ctx := context.Background()
 	h.setInline(ctx)
+	hook.SetLog(func(level int32, msg string) { h.Logs = append(h.Logs, LogLine{Level: int(level), Msg: msg}) })
+	defer hook.SetLog(nil)
 	var cmd uint32
 	if len(args) > 0 {
 		cmd = h.cmdIndex(string(args[0]))
@@ -148,6 +152,8 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 func (h *Host) Pipeline(cmds ...[]string) []string {
 	ctx := context.Background()
 	h.setInline(ctx)
+	hook.SetLog(func(level int32, msg string) { h.Logs = append(h.Logs, LogLine{Level: int(level), Msg: msg}) })
+	defer hook.SetLog(nil)
 	var replies []string
 	hook.SetReply(func(resp []byte) { replies = append(replies, Format(resp)) })
 	defer hook.SetReply(nil)
@@ -305,4 +311,11 @@ func format(b []byte) (string, []byte) {
 		return "[" + strings.Join(parts, " ") + "]", rest
 	}
 	return "<unknown reply type " + string(b[0]) + ">", nil
+}
+
+// LogLine is a line a command logged: its level (sdk.LogDebug ...
+// sdk.LogError, as an int) and message.
+type LogLine struct {
+	Level int
+	Msg   string
 }

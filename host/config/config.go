@@ -134,6 +134,8 @@ type Metrics struct {
 type Log struct {
 	// Level is "debug", "info", "warn" or "error".
 	Level string `toml:"level"`
+	// Format is "text" (key=value lines) or "json" (one object per line).
+	Format string `toml:"format"`
 }
 
 // Defaults returns the configuration used without a file: memory store,
@@ -169,7 +171,7 @@ func Defaults() Config {
 			Deadline:       Duration(time.Second),
 			MemoryLimitMiB: 64,
 		},
-		Log: Log{Level: "info"},
+		Log: Log{Level: "info", Format: "text"},
 	}
 }
 
@@ -329,6 +331,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log.level", `must be "debug", "info", "warn" or "error", got %q`, c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", `must be "text" or "json", got %q`, c.Log.Format)
 	}
 	return errors.Join(errs...)
 }

@@ -122,6 +122,8 @@ var (
 	dModTraps     = desc("module_traps_total", "Module instances discarded because a call trapped or failed.", "module")
 	dModKills     = desc("module_deadline_kills_total", "Module instances discarded because a call exceeded the deadline.", "module")
 	dModGuest     = desc("module_guest_seconds_total", "Time spent running a module's guest code.", "module")
+	dModLogLines  = desc("module_log_lines_total", "Guest log lines a module wrote (sdk.Ctx.Log).", "module")
+	dModLogDrops  = desc("module_log_dropped_total", "Guest log lines dropped by the per-module rate limit.", "module")
 	dModCmdSwaps  = desc("module_version_swaps", "Swaps of a module's file, this version included.", "module")
 	dStoreCounter = desc("store_calls_total", "The store's own counters (Aerospike: single_calls, batch_calls, batch_records).", "counter")
 	dStoreUp      = desc("store_up", "1 when the store is reachable.")
@@ -172,6 +174,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(ch, dModTraps, float64(m.Traps), m.Name)
 			counter(ch, dModKills, float64(m.DeadlineKills), m.Name)
 			counter(ch, dModGuest, m.GuestTime.Seconds(), m.Name)
+			counter(ch, dModLogLines, float64(m.LogLines), m.Name)
+			counter(ch, dModLogDrops, float64(m.LogDropped), m.Name)
 			gauge(ch, dModCmdSwaps, float64(m.Swaps), m.Name)
 		}
 	}

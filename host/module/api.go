@@ -102,6 +102,9 @@ type ModuleInfo struct {
 	// every version of the module since the runtime started.
 	Traps, DeadlineKills int64
 	GuestTime            time.Duration
+	// LogLines counts the guest log lines written, LogDropped those the
+	// rate limit dropped.
+	LogLines, LogDropped int64
 }
 
 // Stats counts what happened to modules since the runtime started.

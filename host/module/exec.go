@@ -29,6 +29,7 @@ type call struct {
 	out    []byte
 	nreply int
 	starts []codec.Start // scratch for laying the batch out
+	name   string        // the single command's name, for guest logs
 }
 
 // maxPooled is the largest buffer a pooled call keeps.
@@ -117,6 +118,7 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		start.Now = time.Now().UnixNano()
 	}
 	c.start = start
+	c.name = cmd.Info.Name
 
 	in, err := s.ready()
 	if err != nil {

@@ -64,11 +64,19 @@ func (v *version) info() ModuleInfo {
 // modCounters are a module's counters across its versions.
 type modCounters struct {
 	traps, kills, guestNanos atomic.Int64
+	logged, logDropped       atomic.Int64
+
+	// The guest log's token bucket (guestlog.go).
+	logMu     sync.Mutex
+	logTokens float64
+	logLast   time.Time
+	logQuiet  int64 // lines dropped since the last line let through
 }
 
 func (m *modCounters) fill(info *ModuleInfo) {
 	info.Traps, info.DeadlineKills = m.traps.Load(), m.kills.Load()
 	info.GuestTime = time.Duration(m.guestNanos.Load())
+	info.LogLines, info.LogDropped = m.logged.Load(), m.logDropped.Load()
 }
 
 // counters returns the counters of the module name, creating them.

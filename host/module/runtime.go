@@ -137,6 +137,11 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, nil).
 		WithParameterNames("ptr", "len").
 		Export("reply").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(r.hostLog),
+			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, nil).
+		WithParameterNames("level", "ptr", "len").
+		Export("log").
 		Instantiate(ctx)
 	if err != nil {
 		return fail(fmt.Errorf("module: instantiate host module: %w", err))

@@ -39,13 +39,17 @@ type client struct {
 	hadIdle bool
 	// nwritten is the bytes written since the last flushStats.
 	nwritten int64
-	w        resp.Writer // replies not yet written to conn
-	start    codec.Start
-	lname    [maxBuiltinName]byte // scratch for lower-casing command names
-	created  time.Time
-	addr     string
-	laddr    string
-	local    bool // loopback peer
+	// monitor is set in MONITOR mode: then its goroutine writes to conn
+	// too, and wmu orders the two writers.
+	monitor *monitor
+	wmu     sync.Mutex
+	w       resp.Writer // replies not yet written to conn
+	start   codec.Start
+	lname   [maxBuiltinName]byte // scratch for lower-casing command names
+	created time.Time
+	addr    string
+	laddr   string
+	local   bool // loopback peer
 
 	db            int
 	proto         int // 2 or 3
@@ -143,6 +147,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 // server shuts down.
 func (s *Server) serveConn(c *client) {
 	defer func() {
+		c.endMonitor()
 		c.flushStats()
 		c.conn.Close()
 		s.removeClient(c)
@@ -208,7 +213,13 @@ func (c *client) flush() bool {
 	if len(c.w.Buf) == 0 {
 		return true
 	}
+	if c.monitor != nil {
+		c.wmu.Lock()
+	}
 	n, err := c.conn.Write(c.w.Buf)
+	if c.monitor != nil {
+		c.wmu.Unlock()
+	}
 	c.nwritten += int64(n)
 	if cap(c.w.Buf) > keepReplyBuf {
 		c.w.Buf = nil
@@ -304,6 +315,9 @@ func (c *client) runPipe() {
 		st := c.statFor(nil, it.Cmd)
 		c.count(st, end-c.clock, failed)
 		c.observe(st, nil, it.Cmd, it.Start.Args, end-c.clock)
+		if c.s.monitoring.Load() > 0 {
+			c.feedMonitors(nil, it.Cmd, it.Start.Args, it.Start.Now)
+		}
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1:])
 		}
@@ -343,6 +357,9 @@ func (c *client) countPipe(items []module.Item, mark int, began, end int64) {
 		failed := it.End > mark && c.w.Buf[mark] == '-'
 		c.count(st, each, failed)
 		c.observe(st, nil, it.Cmd, it.Start.Args, each)
+		if c.s.monitoring.Load() > 0 {
+			c.feedMonitors(nil, it.Cmd, it.Start.Args, it.Start.Now)
+		}
 		if failed {
 			c.s.stats.countError(c.w.Buf[mark+1 : it.End])
 		}
@@ -439,6 +456,9 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 	failed := len(c.w.Buf) > mark && c.w.Buf[mark] == '-'
 	c.count(st, end-began, failed)
 	c.observe(st, b, m, args, end-began)
+	if c.s.monitoring.Load() > 0 {
+		c.feedMonitors(b, m, args, c.wallOff+began)
+	}
 	c.clock = end
 	if failed {
 		c.s.stats.countError(c.w.Buf[mark+1:])

@@ -39,6 +39,7 @@ func cmdQuit(c *client, _ [][]byte) {
 
 // cmdReset returns the connection to its initial state, as Redis's RESET.
 func cmdReset(c *client, _ [][]byte) {
+	c.endMonitor()
 	c.discardMulti()
 	c.selectDB(0)
 	c.setProto(2)

@@ -88,8 +88,12 @@ type Server struct {
 	latencyThreshold atomic.Int64
 	slowFloor        atomic.Int64
 	latencyTracking  atomic.Bool
-	runID            string
-	started          time.Time
+
+	// MONITOR clients (monitor.go); monitoring is their number.
+	mons       monitors
+	monitoring atomic.Int64
+	runID      string
+	started    time.Time
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
 	// time of a command from one monotonic clock read.
 	startedUnix int64

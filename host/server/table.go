@@ -195,6 +195,9 @@ func builtinCommands() []*builtin {
 					tips:  []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
 					since: "2.0.0", summary: "Set configuration parameters to the given values", run: cmdConfigSet},
 			}}),
+		// MONITOR: monitor.go.
+		srv(&builtin{name: "monitor", arity: 1, flags: []string{"admin", "noscript", "loading", "stale"}, acl: admin,
+			since: "1.0.0", summary: "Listen for all requests received by the server in real time", run: cmdMonitor}),
 		// SLOWLOG and LATENCY: monitorcmd.go.
 		srv(&builtin{name: "slowlog", arity: -2, flags: []string{}, acl: []string{"@slow"},
 			since: "2.2.12", summary: "A container for slow log commands", subs: []*builtin{

@@ -206,3 +206,43 @@ func TestSlowlogThroughGoRedis(t *testing.T) {
 		t.Fatalf("SLOWLOG LEN %d %v", n, err)
 	}
 }
+
+func TestMonitorThroughGoRedis(t *testing.T) {
+	needModules(t, "strings")
+	d := newDaemon(t, func(*config.Config) {})
+	ctx := context.Background()
+	lines := make(chan string, 16)
+	// go-redis's monitor loop holds its lock while it waits to read, so
+	// Stop returns within one read timeout: keep it short.
+	mc := client(t, d.Addr, func(o *redis.Options) { o.ReadTimeout = 100 * time.Millisecond })
+	mon := mc.Monitor(ctx, lines)
+	mon.Start()
+	if first := <-lines; first != "OK" {
+		t.Fatalf("MONITOR answered %q", first)
+	}
+	c := client(t, d.Addr)
+	if err := c.Set(ctx, "mon:k", "hello world", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for found := false; !found; {
+		select {
+		case l := <-lines:
+			found = strings.HasSuffix(l, `"set" "mon:k" "hello world"`)
+		case <-deadline:
+			t.Fatal("no MONITOR line for SET within 10 s")
+		}
+	}
+	stopped := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-lines: // keep the monitor loop from blocking on its channel
+			case <-stopped:
+				return
+			}
+		}
+	}()
+	mon.Stop()
+	close(stopped)
+}

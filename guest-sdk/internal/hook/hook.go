@@ -11,4 +11,5 @@ var (
 	SetInline func(func(req []byte) ([]byte, bool))
 	Batch     func(msg []byte) []byte
 	SetReply  func(func(resp []byte))
+	SetLog    func(func(level int32, msg string))
 )

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
+	asl "github.com/aerospike/aerospike-client-go/v8/logger"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/store"
@@ -559,4 +560,28 @@ func (s *Store) ClientStats() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// RouteClientLog sends the Aerospike client's own log lines to l: at
+// level debug the client's debug lines too, else its warnings and errors
+// (it logs nothing at info that an operator needs). The client's lines
+// carry no level of their own, so they are logged at the lowest level the
+// client is set to pass, with source=aerospike-client.
+func RouteClientLog(l *slog.Logger, level slog.Level) {
+	clientLevel, at := asl.WARNING, slog.LevelWarn
+	if level <= slog.LevelDebug {
+		clientLevel, at = asl.DEBUG, slog.LevelDebug
+	}
+	asl.Logger.SetLogger(clientLog{l: l.With("source", "aerospike-client"), at: at})
+	asl.Logger.SetLevel(clientLevel)
+}
+
+// clientLog adapts slog to the client's Printf logger.
+type clientLog struct {
+	l  *slog.Logger
+	at slog.Level
+}
+
+func (c clientLog) Printf(format string, v ...any) {
+	c.l.Log(context.Background(), c.at, strings.TrimSpace(fmt.Sprintf(format, v...)))
 }

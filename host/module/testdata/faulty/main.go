@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -57,5 +58,13 @@ func init() {
 			c.Exec(func(c *sdk.Ctx) { spin() })
 		}},
 		sdk.Command{Name: "lecho", Arity: 2, Run: func(c *sdk.Ctx) { c.Reply().Bulk(c.Arg(1)) }},
+		// logflood n logs n warning lines, "line 0" to "line n-1".
+		sdk.Command{Name: "logflood", Arity: 2, Run: func(c *sdk.Ctx) {
+			n, _ := strconv.Atoi(string(c.Arg(1)))
+			for i := 0; i < n; i++ {
+				c.Log(sdk.LogWarn, "line "+strconv.Itoa(i))
+			}
+			c.Reply().OK()
+		}},
 	)
 }

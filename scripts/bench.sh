@@ -6,7 +6,9 @@
 #
 # Besides redis-benchmark's own tests (TESTS), it measures ZRANGE 0 99
 # WITHSCORES and ZRANGEBYSCORE (100 members, WITHSCORES) on a sorted set of
-# 10,000 members loaded into both servers first (ZSET=0 skips them).
+# 10,000 members loaded into both servers first (ZSET=0 skips them), and
+# SETBIT (bit 1000 of one of 1,000 keys, set) and BITCOUNT (of those keys,
+# 126 bytes each) (BITS=0 skips them).
 #
 # respike runs on the embedded store, or on Aerospike with BACKEND=aerospike
 # (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
@@ -20,6 +22,7 @@ CLIENTS=${CLIENTS:-50}
 # lrange runs LRANGE_100, _300, _500 and _600 after an LPUSH that fills the list.
 TESTS=${TESTS:-get,set,incr,lpush,rpush,lpop,rpop,lrange,zadd,zpopmin}
 ZSET=${ZSET:-1}
+BITS=${BITS:-1}
 ROUNDS=${ROUNDS:-2}
 PIPELINES=${PIPELINES:-1 16}
 BACKEND=${BACKEND:-memory}
@@ -45,9 +48,16 @@ run() { # port pipeline -> "test rps" lines
 	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
 		tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
 			split($1, t, " "); split($2, a, " "); print t[1], a[1] }'
-	[ "$ZSET" = 1 ] || return 0
-	custom "$1" "$2" zrange100 ZRANGE bench:zset 0 99 WITHSCORES
-	custom "$1" "$2" zrangebyscore ZRANGEBYSCORE bench:zset 5000 5099 WITHSCORES
+	if [ "$ZSET" = 1 ]; then
+		custom "$1" "$2" zrange100 ZRANGE bench:zset 0 99 WITHSCORES
+		custom "$1" "$2" zrangebyscore ZRANGEBYSCORE bench:zset 5000 5099 WITHSCORES
+	fi
+	if [ "$BITS" = 1 ]; then
+		# __rand_int__ is 12 zero-padded digits, which SETBIT refuses as an
+		# offset (Redis's strict integers): it picks the key instead.
+		custom "$1" "$2" setbit -r 1000 SETBIT bench:bits:__rand_int__ 1000 1
+		custom "$1" "$2" bitcount -r 1000 BITCOUNT bench:bits:__rand_int__
+	fi
 }
 
 custom() { # port pipeline label command... -> "label rps"

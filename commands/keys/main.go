@@ -1,8 +1,9 @@
 // Command keys is respike's module of generic keyspace commands: DEL,
-// EXISTS, TYPE, TTLs and expiry, SCAN, KEYS, RANDOMKEY, RENAME and COPY.
-// They work on records of every type: they read only the type tag bin "t"
-// or the record's header (generation, TTL), except RENAME and COPY, which
-// copy every bin.
+// EXISTS, TYPE, TTLs and expiry, SCAN, KEYS, RANDOMKEY, RENAME, COPY and
+// SORT. They work on records of every type: they read only the type tag
+// bin "t" or the record's header (generation, TTL), except RENAME and
+// COPY, which copy every bin, and SORT, which reads lists, sets and sorted
+// sets whole.
 //
 // TTLs: records keep whole seconds. An expiry in milliseconds is rounded up
 // to whole seconds so that a key never expires earlier than asked; PTTL is

@@ -1,6 +1,7 @@
 // Command strings is respike's module of Redis string commands: GET, SET and
-// their variants, counters (INCR ...), APPEND, ranges and the multi-key
-// MGET, MSET, MSETNX.
+// their variants, counters (INCR ...), APPEND, ranges, the multi-key MGET,
+// MSET, MSETNX, the bitmap commands (SETBIT, GETBIT, BITCOUNT, BITPOS,
+// BITOP, BITFIELD, BITFIELD_RO) and LCS.
 //
 // Data model: one key is one record with bin "t" = "string" and bin "v" =
 // the value. A value whose bytes are a canonical int64 is stored as an
@@ -15,7 +16,7 @@
 // TTLs: records keep whole seconds. Millisecond expiries are rounded up so
 // that a key never expires earlier than asked (PX 1500 lives 2 s, PX 1 lives
 // 1 s); whole-second expiries behave exactly as in Redis. SET without
-// KEEPTTL clears the TTL; INCR, APPEND, SETRANGE ... keep it.
+// KEEPTTL clears the TTL; INCR, APPEND, SETRANGE, SETBIT ... keep it.
 package main
 
 import (

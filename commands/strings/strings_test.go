@@ -534,7 +534,9 @@ func TestStoreFailures(t *testing.T) {
 			{codec.RecordTooBig, "(error) ERR respike: the value is too large for the store's record size limit (code 13): injected"},
 		} {
 			code = c.code
-			for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"INCR", "k"}, {"MGET", "a", "b"}, {"MSET", "a", "1"}, {"APPEND", "k", "x"}, {"SETRANGE", "k", "0", "x"}, {"INCRBYFLOAT", "k", "1"}} {
+			for _, cmd := range [][]string{{"GET", "k"}, {"SET", "k", "v"}, {"INCR", "k"}, {"MGET", "a", "b"}, {"MSET", "a", "1"}, {"APPEND", "k", "x"}, {"SETRANGE", "k", "0", "x"}, {"INCRBYFLOAT", "k", "1"},
+				{"SETBIT", "k", "0", "1"}, {"GETBIT", "k", "0"}, {"BITCOUNT", "k"}, {"BITCOUNT", "k", "0", "1"}, {"BITPOS", "k", "1"},
+				{"BITFIELD", "k", "GET", "u8", "0"}, {"BITFIELD", "k", "SET", "u8", "0", "1"}, {"BITOP", "AND", "d", "a"}, {"LCS", "a", "b"}} {
 				if got := h.Do(cmd...); got != c.want {
 					t.Errorf("%v with code %d: %s", cmd, c.code, got)
 				}

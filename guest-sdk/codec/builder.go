@@ -276,3 +276,27 @@ func (r *Result) Value(i int) Value {
 	}
 	return r.Values[i]
 }
+
+// BitGrow pads the blob in bin with zero bytes to at least size bytes
+// (creating it when absent); it never shrinks it (OpBitGrow).
+func (c *Call) BitGrow(bin string, size int64) *Call {
+	return c.op(Op{Code: OpBitGrow, Bin: bin, Count: size})
+}
+
+// BitGet returns n bits of the blob in bin from bit offset off, as bytes,
+// left-aligned (OpBitGet).
+func (c *Call) BitGet(bin string, off, n int64) *Call {
+	return c.op(Op{Code: OpBitGet, Bin: bin, Index: off, Count: n})
+}
+
+// BitSet overwrites n bits of the blob in bin from bit offset off with the
+// first n bits of v (OpBitSet).
+func (c *Call) BitSet(bin string, off, n int64, v []byte) *Call {
+	return c.op(Op{Code: OpBitSet, Bin: bin, Index: off, Count: n, Value: Bytes(v)})
+}
+
+// BitCount returns how many of n bits of the blob in bin from bit offset
+// off are 1 (OpBitCount).
+func (c *Call) BitCount(bin string, off, n int64) *Call {
+	return c.op(Op{Code: OpBitCount, Bin: bin, Index: off, Count: n})
+}

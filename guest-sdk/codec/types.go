@@ -150,6 +150,7 @@ const (
 	GenerationError  Code = 3  // GENERATION_ERROR: generation check failed
 	Exists           Code = 5  // KEY_EXISTS_ERROR: create-only write of an existing record
 	BinTypeError     Code = 12 // BIN_TYPE_ERROR: e.g. integer add on a blob bin
+	BinNotFound      Code = 17 // BIN_NOT_FOUND: e.g. a bit set on an absent bin
 	RecordTooBig     Code = 13 // RECORD_TOO_BIG
 	OpNotApplicable  Code = 26 // OP_NOT_APPLICABLE: e.g. pop of an empty list
 	FilteredOut      Code = 27 // FILTERED_OUT: the type guard rejected the call (WRONGTYPE)
@@ -266,6 +267,20 @@ const (
 	// stand in for it: a record deleted and created again starts again at
 	// generation 1, so "same generation" does not mean "same record".
 	OpExpectListItem
+
+	// Bit operations on a blob bin (Aerospike's bitwise operations), for
+	// SETBIT, GETBIT and BITCOUNT. Bits are numbered from the most
+	// significant bit of the first byte (bit 0) on; Index is a bit offset
+	// (>= 0) and Count a number of bits (>= 1): any other is refused with
+	// InvalidOperation. A bin holding anything but a blob (an integer, a
+	// string particle, a collection) fails the call with BinTypeError; a
+	// range reaching past the end of the blob fails it with
+	// OpNotApplicable; an Index beyond 2^30 with ParameterError (as
+	// Aerospike CE 8.1.2 answers). A failed call writes nothing.
+	OpBitGrow  // Count = a size in bytes: pads the blob with zero bytes to at least Count bytes, or creates it of Count zero bytes when the bin is absent; never shrinks; returns nil
+	OpBitGet   // Index, Count: returns the Count bits from Index as bytes, left-aligned (the first bit is the top bit of the first byte; the last byte's unused bits are 0); Nil when the bin is absent
+	OpBitSet   // Index, Count, Value (bytes, left-aligned, at least (Count+7)/8 of them: fewer is ParameterError): overwrites Count bits from Index; returns nil; BinNotFound when the bin is absent
+	OpBitCount // Index, Count: returns how many of the Count bits from Index are 1; Nil when the bin is absent
 )
 
 // ReadOnly reports whether an op only reads: a call of read-only ops
@@ -277,7 +292,8 @@ func (c OpCode) ReadOnly() bool {
 	switch c {
 	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
 		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex,
-		OpListSize, OpListGetByIndex, OpListGetByValue, OpExpectListItem:
+		OpListSize, OpListGetByIndex, OpListGetByValue, OpExpectListItem,
+		OpBitGet, OpBitCount:
 		return true
 	}
 	return false

@@ -18,24 +18,35 @@ import (
 // on a key whose scores are all 0, where Redis's order is defined; the
 // algebra combines at most two sources, so that SUM adds in one order.
 func TestZSetRandomAgainstRedis(t *testing.T) {
-	seed := uint64(rand.Int64())
-	if s := os.Getenv("RESPIKE_ZSET_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RESPIKE_ZSET_SEED: %v", err)
-		}
-		seed = n
-	}
 	steps := 4000
 	if testing.Short() {
 		steps = 1000
+	}
+	randomAgainstRedis(t, "RESPIKE_ZSET_SEED", 0x5eed, steps, func(r *rand.Rand) func() []string {
+		return (&zgen{r: r}).command
+	})
+}
+
+// randomAgainstRedis plays steps commands drawn by the generator that
+// gen makes from a seeded source against redis-server and respike, in
+// RESP2 then (from half way) RESP3, and compares every raw reply. The
+// seed is random, or the value of the environment variable seedVar; a
+// failure logs it with the commands that led there.
+func randomAgainstRedis(t *testing.T, seedVar string, stream uint64, steps int, gen func(r *rand.Rand) func() []string) {
+	seed := uint64(rand.Int64())
+	if s := os.Getenv(seedVar); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", seedVar, err)
+		}
+		seed = n
 	}
 	redisServer(t)
 	flushBoth(t)
 	d := &diffConn{t: t}
 	d.connect()
 	defer func() { d.close() }()
-	g := &zgen{r: rand.New(rand.NewPCG(seed, 0x5eed))}
+	next := gen(rand.New(rand.NewPCG(seed, stream)))
 	var history []string
 	for i := range steps {
 		if i == steps/2 {
@@ -43,7 +54,7 @@ func TestZSetRandomAgainstRedis(t *testing.T) {
 			d.hello3()
 			history = append(history, "HELLO 3")
 		}
-		args := g.command()
+		args := next()
 		history = append(history, strings.Join(quoteAll(args), " "))
 		theirs, err1 := d.redis.Do(args...)
 		ours, err2 := d.respike.Do(args...)
@@ -52,8 +63,8 @@ func TestZSetRandomAgainstRedis(t *testing.T) {
 		}
 		if theirs != ours {
 			from := max(0, len(history)-30)
-			t.Fatalf("seed %d (RESPIKE_ZSET_SEED=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
+			t.Fatalf("seed %d (%s=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
+				seed, seedVar, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
 		}
 	}
 }

@@ -112,6 +112,8 @@ func mapCode(rc types.ResultCode) (codec.Code, string) {
 		return codec.Exists, "record exists"
 	case types.BIN_TYPE_ERROR:
 		return codec.BinTypeError, "bin type mismatch"
+	case types.BIN_NOT_FOUND:
+		return codec.BinNotFound, "bin not found"
 	case types.RECORD_TOO_BIG:
 		return codec.RecordTooBig, "record too big for the namespace's write-block / max-record-size"
 	case types.OP_NOT_APPLICABLE:

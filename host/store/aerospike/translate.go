@@ -704,6 +704,9 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		codec.OpListRemoveByIndex, codec.OpListSet, codec.OpListGetByValue, codec.OpListRemoveByValue:
 		translateList(i, op, p)
 
+	case codec.OpBitGrow, codec.OpBitGet, codec.OpBitSet, codec.OpBitCount:
+		translateBit(i, op, p)
+
 	case codec.OpExpectListItem:
 		// A condition of the filter expression, evaluated before the ops;
 		// no operation of its own, so its value stays nil. An index past
@@ -998,4 +1001,48 @@ func (t *translator) translateSelect(i int, op *codec.Op, p *plan) {
 		p.untrackMap(op.Bin)
 	}
 	p.add(o, s)
+}
+
+// Bit policies: a grow is a resize that only grows and, with NO_FAIL,
+// leaves a blob already long enough as it is (GROW_ONLY alone refuses a
+// smaller size with PARAMETER_ERROR; seen on CE 8.1.2).
+var (
+	bitGrowPolicy = as.NewBitPolicy(as.BitWriteFlagsNoFail)
+	bitSetPolicy  = as.DefaultBitPolicy()
+)
+
+// translateBit translates a bit op to Aerospike's bitwise operations.
+func translateBit(i int, op *codec.Op, p *plan) {
+	if op.Bin == "" {
+		p.fail(codec.InvalidOperation, "bit op needs a bin")
+		return
+	}
+	if op.Count < 1 || op.Code != codec.OpBitGrow && op.Index < 0 {
+		p.fail(codec.InvalidOperation, "a bit op needs Index >= 0 and Count >= 1")
+		return
+	}
+	s := slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true}
+	off, n := int(op.Index), int(op.Count)
+	switch op.Code {
+	case codec.OpBitGrow:
+		s.dec = decNone
+		p.add(as.BitResizeOp(bitGrowPolicy, op.Bin, n, as.BitResizeFlagsGrowOnly), s)
+	case codec.OpBitSet:
+		if op.Value.Kind != codec.KindBytes {
+			p.fail(codec.InvalidOperation, "a bit set needs bytes")
+			return
+		}
+		s.dec = decNone
+		p.add(as.BitSetOp(bitSetPolicy, op.Bin, off, n, op.Value.Bytes), s)
+	case codec.OpBitGet:
+		p.add(as.BitGetOp(op.Bin, off, n), s)
+		return
+	case codec.OpBitCount:
+		p.add(as.BitCountOp(op.Bin, off, n), s)
+		return
+	}
+	// The bin's value is no longer known to the overflow bounds.
+	p.dropBin(op.Bin)
+	p.note(op.Bin, noteUntracked, nil)
+	p.track(addTarget{bin: op.Bin}).untracked = true
 }

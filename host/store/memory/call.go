@@ -126,6 +126,11 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown list return type"}
 			}
 		case codec.OpListSize:
+		case codec.OpBitGrow, codec.OpBitSet, codec.OpBitGet, codec.OpBitCount:
+			writes = writes || o.Code == codec.OpBitGrow || o.Code == codec.OpBitSet
+			if e := validateBitOp(o); e != nil {
+				return false, e
+			}
 		case codec.OpExpectListItem:
 			switch o.Value.Kind {
 			case codec.KindBytes, codec.KindStr, codec.KindInt, codec.KindFloat:
@@ -488,6 +493,8 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 			return codec.Nil, errBinType
 		}
 		return cx.listRead(b.l, o), nil
+	case codec.OpBitGet, codec.OpBitCount:
+		return bitRead(findBin(bins, o.Bin), o)
 	default: // map reads
 		b := findBin(bins, o.Bin)
 		if b == nil {
@@ -568,6 +575,8 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		return codec.Nil, nil
 	case codec.OpListAppend, codec.OpListInsert, codec.OpListSet, codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
 		return cx.listWrite(o)
+	case codec.OpBitGrow, codec.OpBitSet:
+		return codec.Nil, cx.bitWrite(o)
 	case codec.OpMapPut:
 		return cx.mapPut(o)
 	case codec.OpMapIncrement:

@@ -1,0 +1,324 @@
+package main
+
+import "math"
+
+// The geohash arithmetic of Redis 7.0 (geohash.c, geohash_helper.c),
+// operation for operation, so that scores, boxes, coordinates and
+// distances come out bit for bit as redis-server's. Products are wrapped
+// in float64() where a sum follows: Go may fuse a*b+c into one FMA, which
+// rounds once where C rounds twice, and an explicit conversion forbids it.
+
+// Limits of the coordinates a geo set holds (EPSG:900913).
+const (
+	lonMin = -180.0
+	lonMax = 180.0
+	latMin = -85.05112878
+	latMax = 85.05112878
+
+	stepMax = 26 // 26*2 = 52 bits
+
+	earthRadius = 6372797.560856 // meters, as Redis
+	mercatorMax = 20037726.37
+	degRad      = math.Pi / 180.0
+)
+
+// hashBits is a geohash of step*2 bits (GeoHashBits).
+type hashBits struct {
+	bits uint64
+	step uint8
+}
+
+func (h hashBits) zero() bool { return h.bits == 0 && h.step == 0 }
+
+// span is a coordinate interval (GeoHashRange).
+type span struct{ min, max float64 }
+
+// box is the area a geohash covers (GeoHashArea).
+type box struct {
+	hash     hashBits
+	lon, lat span
+}
+
+var (
+	lonSpan = span{lonMin, lonMax}
+	latSpan = span{latMin, latMax}
+)
+
+// interleave64 puts the bits of x in the even positions and those of y in
+// the odd ones.
+func interleave64(xlo, ylo uint32) uint64 {
+	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF}
+	s := [...]uint{1, 2, 4, 8, 16}
+	x, y := uint64(xlo), uint64(ylo)
+	for i := 4; i >= 0; i-- {
+		x = (x | x<<s[i]) & b[i]
+		y = (y | y<<s[i]) & b[i]
+	}
+	return x | y<<1
+}
+
+// deinterleave64 undoes interleave64: x in the low 32 bits, y in the high.
+func deinterleave64(v uint64) uint64 {
+	b := [...]uint64{0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF, 0x00000000FFFFFFFF}
+	s := [...]uint{0, 1, 2, 4, 8, 16}
+	x, y := v, v>>1
+	for i := range 6 {
+		x = (x | x>>s[i]) & b[i]
+		y = (y | y>>s[i]) & b[i]
+	}
+	return x | y<<32
+}
+
+// encode is geohashEncode: false outside the geo limits or the spans.
+func encode(lonR, latR span, lon, lat float64, step uint8) (hashBits, bool) {
+	if step > 32 || step == 0 {
+		return hashBits{}, false
+	}
+	if lon > lonMax || lon < lonMin || lat > latMax || lat < latMin {
+		return hashBits{}, false
+	}
+	if lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
+		return hashBits{}, false
+	}
+	latOff := (lat - latR.min) / (latR.max - latR.min)
+	lonOff := (lon - lonR.min) / (lonR.max - lonR.min)
+	latOff *= float64(uint64(1) << step)
+	lonOff *= float64(uint64(1) << step)
+	return hashBits{bits: interleave64(uint32(latOff), uint32(lonOff)), step: step}, true
+}
+
+// decode is geohashDecode: the area a hash covers.
+func decode(lonR, latR span, h hashBits) (box, bool) {
+	if h.zero() {
+		return box{}, false
+	}
+	sep := deinterleave64(h.bits)
+	latScale := latR.max - latR.min
+	lonScale := lonR.max - lonR.min
+	ilato := uint32(sep)
+	ilono := uint32(sep >> 32)
+	div := float64(uint64(1) << h.step)
+	a := box{hash: h}
+	a.lat.min = latR.min + float64(float64(ilato)*1.0/div*latScale)
+	a.lat.max = latR.min + float64((float64(ilato)+1)*1.0/div*latScale)
+	a.lon.min = lonR.min + float64(float64(ilono)*1.0/div*lonScale)
+	a.lon.max = lonR.min + float64((float64(ilono)+1)*1.0/div*lonScale)
+	return a, true
+}
+
+// scoreOf is the score GEOADD gives a position: its 52-bit hash, as the
+// float ZADD parses from its decimal form.
+func scoreOf(lon, lat float64) float64 {
+	h, _ := encode(lonSpan, latSpan, lon, lat, stepMax)
+	return float64(align52(h))
+}
+
+// align52 is geohashAlign52Bits.
+func align52(h hashBits) uint64 { return h.bits << (52 - uint(h.step)*2) }
+
+// position is decodeGeohash: the centre of the 52-bit cell of a score,
+// clamped to the limits.
+func position(score float64) (lon, lat float64, ok bool) {
+	a, ok := decode(lonSpan, latSpan, hashBits{bits: uint64(score), step: stepMax})
+	if !ok {
+		return 0, 0, false
+	}
+	lon = (a.lon.min + a.lon.max) / 2
+	lon = min(max(lon, lonMin), lonMax)
+	lat = (a.lat.min + a.lat.max) / 2
+	lat = min(max(lat, latMin), latMax)
+	return lon, lat, true
+}
+
+func degToRad(d float64) float64 { return d * degRad }
+func radToDeg(r float64) float64 { return r / degRad }
+
+// distance is geohashGetDistance: the haversine great-circle distance in
+// meters.
+func distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
+	lat1r, lon1r := degToRad(lat1d), degToRad(lon1d)
+	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
+	u := math.Sin((lat2r - lat1r) / 2)
+	v := math.Sin((lon2r - lon1r) / 2)
+	a := float64(u*u) + float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v*v)
+	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+}
+
+// stepsByRadius is geohashEstimateStepsByRadius.
+func stepsByRadius(meters, lat float64) uint8 {
+	if meters == 0 {
+		return 26
+	}
+	step := 1
+	for meters < mercatorMax {
+		meters *= 2
+		step++
+	}
+	step -= 2
+	if lat > 66 || lat < -66 {
+		step--
+		if lat > 80 || lat < -80 {
+			step--
+		}
+	}
+	return uint8(min(max(step, 1), 26))
+}
+
+// moveX and moveY are geohash_move_x and geohash_move_y: the neighbour
+// cell d (±1) east or north.
+func moveX(h *hashBits, d int) {
+	if d == 0 {
+		return
+	}
+	x := h.bits & 0xaaaaaaaaaaaaaaaa
+	y := h.bits & 0x5555555555555555
+	zz := uint64(0x5555555555555555) >> (64 - uint(h.step)*2)
+	if d > 0 {
+		x = x + (zz + 1)
+	} else {
+		x = x | zz
+		x = x - (zz + 1)
+	}
+	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.step)*2)
+	h.bits = x | y
+}
+
+func moveY(h *hashBits, d int) {
+	if d == 0 {
+		return
+	}
+	x := h.bits & 0xaaaaaaaaaaaaaaaa
+	y := h.bits & 0x5555555555555555
+	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.step)*2)
+	if d > 0 {
+		y = y + (zz + 1)
+	} else {
+		y = y | zz
+		y = y - (zz + 1)
+	}
+	y &= uint64(0x5555555555555555) >> (64 - uint(h.step)*2)
+	h.bits = x | y
+}
+
+// Shape kinds.
+const (
+	circular = iota + 1
+	rectangle
+)
+
+// shape is a search area (GeoShape): a centre, a radius or a box, and the
+// unit's size in meters.
+type shape struct {
+	kind          int
+	lon, lat      float64
+	radius        float64 // circular, in the unit
+	width, height float64 // rectangle, in the unit
+	conversion    float64
+	bounds        [4]float64 // min lon, min lat, max lon, max lat
+}
+
+// boundingBox is geohashBoundingBox.
+func (s *shape) boundingBox() {
+	height, width := s.radius, s.radius
+	if s.kind != circular {
+		height, width = s.height/2, s.width/2
+	}
+	height *= s.conversion
+	width *= s.conversion
+	latDelta := radToDeg(height / earthRadius)
+	lonDeltaTop := radToDeg(width / earthRadius / math.Cos(degToRad(s.lat+latDelta)))
+	lonDeltaBottom := radToDeg(width / earthRadius / math.Cos(degToRad(s.lat-latDelta)))
+	if s.lat < 0 {
+		s.bounds[0] = s.lon - lonDeltaBottom
+		s.bounds[2] = s.lon + lonDeltaBottom
+	} else {
+		s.bounds[0] = s.lon - lonDeltaTop
+		s.bounds[2] = s.lon + lonDeltaTop
+	}
+	s.bounds[1] = s.lat - latDelta
+	s.bounds[3] = s.lat + latDelta
+}
+
+// searchBoxes is geohashCalculateAreasByShapeWGS84 followed by the order
+// membersOfAllNeighbors visits the cells in: the centre cell, then north,
+// south, east, west, north-east, north-west, south-east, south-west; an
+// excluded neighbour is the zero hash.
+func (s *shape) searchBoxes() [9]hashBits {
+	s.boundingBox()
+	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]
+	radiusMeters := s.radius
+	if s.kind != circular {
+		radiusMeters = math.Sqrt(float64((s.width/2)*(s.width/2)) + float64((s.height/2)*(s.height/2)))
+	}
+	radiusMeters *= s.conversion
+	steps := stepsByRadius(radiusMeters, s.lat)
+	hash, _ := encode(lonSpan, latSpan, s.lon, s.lat, steps)
+	nb := neighbours(hash)
+	area, _ := decode(lonSpan, latSpan, hash)
+	north, _ := decode(lonSpan, latSpan, nb[1])
+	south, _ := decode(lonSpan, latSpan, nb[2])
+	east, _ := decode(lonSpan, latSpan, nb[3])
+	west, _ := decode(lonSpan, latSpan, nb[4])
+	decrease := north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon
+	if steps > 1 && decrease {
+		steps--
+		hash, _ = encode(lonSpan, latSpan, s.lon, s.lat, steps)
+		nb = neighbours(hash)
+		area, _ = decode(lonSpan, latSpan, hash)
+	}
+	if steps >= 2 {
+		if area.lat.min < minLat {
+			nb[2], nb[8], nb[7] = hashBits{}, hashBits{}, hashBits{} // south, south-west, south-east
+		}
+		if area.lat.max > maxLat {
+			nb[1], nb[5], nb[6] = hashBits{}, hashBits{}, hashBits{} // north, north-east, north-west
+		}
+		if area.lon.min < minLon {
+			nb[4], nb[8], nb[6] = hashBits{}, hashBits{}, hashBits{} // west, south-west, north-west
+		}
+		if area.lon.max > maxLon {
+			nb[3], nb[7], nb[5] = hashBits{}, hashBits{}, hashBits{} // east, south-east, north-east
+		}
+	}
+	return nb
+}
+
+// neighbours is the cell and its eight neighbours (geohashNeighbors), in
+// the order searchBoxes returns them.
+func neighbours(h hashBits) [9]hashBits {
+	moves := [9][2]int{{0, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}}
+	var out [9]hashBits
+	for i, m := range moves {
+		n := h
+		if i > 0 {
+			moveX(&n, m[0])
+			moveY(&n, m[1])
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// scoreRange is scoresOfGeoHashBox: the scores [min, max) of a cell.
+func scoreRange(h hashBits) (lo, hi uint64) {
+	lo = align52(h)
+	h.bits++
+	hi = align52(h)
+	return lo, hi
+}
+
+// within is geoAppendIfWithinShape's test of a member at lon, lat: its
+// distance from the centre in meters, and whether it is inside.
+func (s *shape) within(lon, lat float64) (float64, bool) {
+	if s.kind == circular {
+		d := distance(s.lon, s.lat, lon, lat)
+		return d, d <= s.radius*s.conversion
+	}
+	d := distance(s.lon, s.lat, lon, lat)
+	lonDist := distance(lon, lat, s.lon, lat)
+	latDist := distance(lon, lat, lon, s.lat)
+	if lonDist > s.width*s.conversion/2 || latDist > s.height*s.conversion/2 {
+		return d, false
+	}
+	return d, true
+}

@@ -4,7 +4,8 @@ import "math"
 
 // The geohash arithmetic of Redis 7.0 (geohash.c, geohash_helper.c),
 // operation for operation, so that scores, boxes, coordinates and
-// distances come out bit for bit as redis-server's. Products are wrapped
+// distances come out bit for bit as redis-server's (the trigonometry is
+// libm.go's, correctly rounded, as glibc's nearly always is). Products are wrapped
 // in float64() where a sum follows: Go may fuse a*b+c into one FMA, which
 // rounds once where C rounds twice, and an explicit conversion forbids it.
 
@@ -138,10 +139,10 @@ func radToDeg(r float64) float64 { return r / degRad }
 func distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
 	lat1r, lon1r := degToRad(lat1d), degToRad(lon1d)
 	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
-	u := math.Sin((lat2r - lat1r) / 2)
-	v := math.Sin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v*v)
-	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+	u := sinCR((lat2r - lat1r) / 2)
+	v := sinCR((lon2r - lon1r) / 2)
+	a := float64(u*u) + float64(float64(cosCR(lat1r)*cosCR(lat2r))*v*v)
+	return 2.0 * earthRadius * asinCR(math.Sqrt(a))
 }
 
 // stepsByRadius is geohashEstimateStepsByRadius.
@@ -226,8 +227,8 @@ func (s *shape) boundingBox() {
 	height *= s.conversion
 	width *= s.conversion
 	latDelta := radToDeg(height / earthRadius)
-	lonDeltaTop := radToDeg(width / earthRadius / math.Cos(degToRad(s.lat+latDelta)))
-	lonDeltaBottom := radToDeg(width / earthRadius / math.Cos(degToRad(s.lat-latDelta)))
+	lonDeltaTop := radToDeg(width / earthRadius / cosCR(degToRad(s.lat+latDelta)))
+	lonDeltaBottom := radToDeg(width / earthRadius / cosCR(degToRad(s.lat-latDelta)))
 	if s.lat < 0 {
 		s.bounds[0] = s.lon - lonDeltaBottom
 		s.bounds[2] = s.lon + lonDeltaBottom

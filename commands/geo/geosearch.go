@@ -396,11 +396,27 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	if s.count > 0 && int64(n) > s.count {
 		n = int(s.count)
 	}
-	switch s.sort {
-	case sortAsc:
-		sort.SliceStable(pts, func(i, j int) bool { return pts[i].dist < pts[j].dist })
-	case sortDesc:
-		sort.SliceStable(pts, func(i, j int) bool { return pts[i].dist > pts[j].dist })
+	if s.sort != sortNone {
+		// Redis sorts with glibc's qsort (a merge sort: stable) when it
+		// answers every point, and with its partial pqsort otherwise.
+		cmp := func(a, b *point) int {
+			switch {
+			case a.dist > b.dist:
+				return 1
+			case a.dist == b.dist:
+				return 0
+			}
+			return -1
+		}
+		if s.sort == sortDesc {
+			asc := cmp
+			cmp = func(a, b *point) int { return -asc(a, b) }
+		}
+		if n == len(pts) {
+			sort.SliceStable(pts, func(i, j int) bool { return cmp(&pts[i], &pts[j]) < 0 })
+		} else {
+			pqsort(pts, cmp, 0, n-1)
+		}
 	}
 	pts = pts[:n]
 	for i := range pts {

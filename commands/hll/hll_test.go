@@ -14,8 +14,9 @@ func TestManifest(t *testing.T) {
 	})
 }
 
-// MurmurHash64A of Redis (seed 0xadc83b19) for inputs of every length
-// class; values from Redis's own hllPatLen via PFADD and PFDEBUG GETREG.
+// The register and run length of an element, as Redis 7.0 computes them
+// (MurmurHash64A, seed 0xadc83b19); the randomized differential test
+// covers elements of every length.
 func TestPatLen(t *testing.T) {
 	// "a" goes to register 12711 with a count of 2 in Redis 7.0: after
 	// PFADD h a, PFDEBUG DECODE h answers "Z:12711 v:2,1 Z:3672".

@@ -151,6 +151,19 @@ func denseSet(regs []byte, i int, val uint8) {
 	}
 }
 
+// unpackDense reads all the dense registers into out, four registers from
+// each three bytes (as Redis's hllDenseRegHisto reads them).
+func unpackDense(regs []byte, out *[hllRegisters]uint8) {
+	regs = regs[:hllRegisters*hllBits/8]
+	for i, j := 0, 0; j < hllRegisters; i, j = i+3, j+4 {
+		b0, b1, b2 := regs[i], regs[i+1], regs[i+2]
+		out[j] = b0 & 63
+		out[j+1] = (b0>>6 | b1<<2) & 63
+		out[j+2] = (b1>>4 | b2<<4) & 63
+		out[j+3] = b2 >> 2 & 63
+	}
+}
+
 // newSparse is createHLLObject: an empty sparse HLL.
 func newSparse() []byte {
 	h := make([]byte, hdrSize, hdrSize+(hllRegisters+sparseXZeroMaxLen-1)/sparseXZeroMaxLen*2)
@@ -388,9 +401,10 @@ func add(h []byte, ele []byte) ([]byte, int) {
 // corrupt sparse form.
 func merge(max *[hllRegisters]uint8, h []byte) bool {
 	if h[4] == encDense {
-		regs := h[hdrSize:]
-		for i := range hllRegisters {
-			if v := denseGet(regs, i); v > max[i] {
+		var regs [hllRegisters]uint8
+		unpackDense(h[hdrSize:], &regs)
+		for i, v := range regs {
+			if v > max[i] {
 				max[i] = v
 			}
 		}
@@ -429,9 +443,10 @@ func merge(max *[hllRegisters]uint8, h []byte) bool {
 // that does not cover exactly the registers.
 func histogram(h []byte, hist *[64]int) bool {
 	if h[4] == encDense {
-		regs := h[hdrSize:]
-		for i := range hllRegisters {
-			hist[denseGet(regs, i)]++
+		var regs [hllRegisters]uint8
+		unpackDense(h[hdrSize:], &regs)
+		for _, v := range regs {
+			hist[v]++
 		}
 		return true
 	}

@@ -42,8 +42,10 @@ func readHLL(c *sdk.Ctx, key []byte) {
 	c.Record(key).Guard(codec.TypeString).Get(codec.BinValue)
 }
 
-// loaded is a key's HLL as read: its bytes (a copy, owned), whether it
-// exists, and its generation.
+// loaded is a key's HLL as read: its bytes, whether it exists, and its
+// generation. The bytes alias the store's response (a dense HLL is 12 KB):
+// valid for the current step, and to be copied (own) before changing
+// them.
 type loaded struct {
 	h      []byte
 	exists bool
@@ -62,13 +64,20 @@ func load(c *sdk.Ctx, r *codec.Result) (loaded, bool) {
 		kit.GuardFailed(c, r)
 		return loaded{}, false
 	}
-	h := kit.AppendStr(nil, r.Value(0))
+	v := r.Value(0)
+	h := v.Bytes
+	if v.Kind != codec.KindBytes && v.Kind != codec.KindStr {
+		h = kit.AppendStr(nil, v) // an integer or a float: never an HLL
+	}
 	if !valid(h) {
 		c.Error(errNotHLL)
 		return loaded{}, false
 	}
 	return loaded{h: h, exists: true, gen: r.Generation}, true
 }
+
+// own returns a copy of h that the command may change.
+func own(h []byte) []byte { return append([]byte(nil), h...) }
 
 // write stores h as key's value: under the generation read when the key
 // existed (its TTL kept), else as a new key; next runs with the result.

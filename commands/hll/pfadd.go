@@ -27,8 +27,14 @@ func pfaddApply(c *sdk.Ctx) {
 		return
 	}
 	h, updated := l.h, 0
-	if !l.exists {
+	switch {
+	case !l.exists:
 		h, updated = newSparse(), 1
+	case h[4] == encDense && !denseChanges(h, c.Args()[2:]):
+		c.Reply().Int(0) // nothing to write: no copy of the 12 KB
+		return
+	default:
+		h = own(h)
 	}
 	for _, ele := range c.Args()[2:] {
 		var ret int
@@ -55,4 +61,16 @@ func pfaddApply(c *sdk.Ctx) {
 			c.Reply().Int(1)
 		}
 	})
+}
+
+// denseChanges reports whether adding the elements to the dense HLL h
+// would change a register.
+func denseChanges(h []byte, elements [][]byte) bool {
+	for _, ele := range elements {
+		index, count := patLen(ele)
+		if count > denseGet(h[hdrSize:], index) {
+			return true
+		}
+	}
+	return false
 }

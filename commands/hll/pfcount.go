@@ -50,6 +50,7 @@ func pfcountOne(c *sdk.Ctx) {
 		return
 	}
 	card := estimate(&hist)
+	l.h = own(l.h)
 	setCard(l.h, card)
 	c.N[0] = int64(card)
 	c.Record(c.Arg(1)).Generation(l.gen).Exists(codec.ExistsUpdateOnly).TTLKeep().

@@ -39,7 +39,7 @@ func pfdebugApply(c *sdk.Ctx) {
 	switch {
 	case kit.Fold(sub, "getreg"), kit.Fold(sub, "todense"):
 		conv := l.h[4] == encSparse
-		h, ok := toDense(l.h)
+		h, ok := toDense(own(l.h))
 		if !ok {
 			c.Error(errCorrupt)
 			return

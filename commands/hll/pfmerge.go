@@ -49,7 +49,9 @@ func pfmergeApply(c *sdk.Ctx) {
 		}
 	}
 	h := dst.h
-	if !dst.exists {
+	if dst.exists {
+		h = own(h)
+	} else {
 		h = newSparse()
 	}
 	if useDense {

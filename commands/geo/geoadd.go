@@ -68,6 +68,11 @@ options:
 		r := c.Result(0)
 		switch r.Code {
 		case codec.OK:
+			// Arguments read before a wait are not valid after it (the
+			// host's next message overwrites them): the members again.
+			for j := range n {
+				members[j] = c.Arg(i + 3*j + 2)
+			}
 			c.Reply().Int(kit.ZAddCount(r, flags, members, scores))
 		case codec.NotFound:
 			c.Reply().Int(0) // XX on a missing key

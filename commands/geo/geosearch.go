@@ -51,8 +51,8 @@ const (
 // search is a parsed search command.
 type search struct {
 	mode      int
-	src       []byte // the geo set
-	store     []byte // the destination, or nil
+	src       int // the argument index of the geo set
+	store     int // the argument index of the destination, or 0
 	storeDist bool
 	withDist  bool
 	withHash  bool
@@ -81,7 +81,7 @@ type keyView struct {
 // that the same error wins; the source's existence and members come from
 // kv.
 func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string) {
-	s = &search{mode: mode, src: c.Arg(1)}
+	s = &search{mode: mode, src: 1}
 	var base int
 	switch {
 	case mode&modeCoords != 0:
@@ -112,7 +112,7 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		base = 2
 		if mode&modeSearchStore != 0 {
 			base = 3
-			s.src, s.store = c.Arg(2), c.Arg(1)
+			s.src, s.store = 2, 1
 		}
 	}
 	var fromMember, fromLoc, byRadius, byBox bool
@@ -144,10 +144,10 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			s.count = n
 			i++
 		case kit.Fold(arg, "store") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
-			s.store, s.storeDist = next(1), false
+			s.store, s.storeDist = base+i+1, false
 			i++
 		case kit.Fold(arg, "storedist") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
-			s.store, s.storeDist = next(1), true
+			s.store, s.storeDist = base+i+1, true
 			i++
 		case kit.Fold(arg, "storedist") && mode&modeSearch != 0 && mode&modeSearchStore != 0:
 			s.storeDist = true
@@ -187,7 +187,7 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			return nil, parsedError, kit.Syntax
 		}
 	}
-	if s.store != nil && (s.withDist || s.withHash || s.withCoord) {
+	if s.store != 0 && (s.withDist || s.withHash || s.withCoord) {
 		what := "STORE option in GEORADIUS"
 		if mode&modeSearchStore != 0 {
 			what = "GEOSEARCHSTORE"
@@ -310,7 +310,7 @@ func searchStart(c *sdk.Ctx, mode int) {
 // one operate on the source, and (to store) the destination beside it.
 func (s *search) read(c *sdk.Ctx) {
 	cells := s.sh.searchBoxes()
-	call := c.Record(s.src).Guard(codec.TypeZSet)
+	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
 	var ops int
 	var visited [9]hashBits
 	last := -1
@@ -329,13 +329,13 @@ func (s *search) read(c *sdk.Ctx) {
 		ops++
 		last = i
 	}
-	if s.store != nil {
-		c.Record(s.store).Get("") // the destination (kit.DestStore)
+	if s.store != 0 {
+		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
 	}
 	c.Exec(func(c *sdk.Ctx) {
 		r := c.Result(0)
 		var dst *codec.Result
-		if s.store != nil {
+		if s.store != 0 {
 			dst = c.Result(1)
 		}
 		switch r.Code {
@@ -422,7 +422,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	for i := range pts {
 		pts[i].dist /= s.sh.conversion
 	}
-	if s.store != nil {
+	if s.store != 0 {
 		s.storeResult(c, pts, dst)
 		return
 	}
@@ -469,7 +469,7 @@ func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	if r := c.Result(0); r.Code == codec.OK {
 		gen = r.Generation
 	}
-	st := &kit.DestStore{Dst: s.store, Srcs: [][]byte{s.src}, Gens: []uint32{gen},
+	st := &kit.DestStore{Dst: c.Arg(s.store), Srcs: [][]byte{c.Arg(s.src)}, Gens: []uint32{gen},
 		Restart: func(c *sdk.Ctx) { searchStart(c, s.mode) }}
 	kit.StoreZSet(c, st, kv, dst)
 }

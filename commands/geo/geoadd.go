@@ -22,21 +22,7 @@ func init() {
 // reply is ZADD's. Ctx.N[0] holds the flags, N[1] the index of the first
 // longitude.
 func runGeoAdd(c *sdk.Ctx) {
-	var flags int64
-	i := 2
-options:
-	for ; i < c.NArg(); i++ {
-		switch a := c.Arg(i); {
-		case kit.Fold(a, "nx"):
-			flags |= kit.ZAddNX
-		case kit.Fold(a, "xx"):
-			flags |= kit.ZAddXX
-		case kit.Fold(a, "ch"):
-			flags |= kit.ZAddCH
-		default:
-			break options
-		}
-	}
+	flags, i := kit.ZAddOptions(c, 2, kit.ZAddNX|kit.ZAddXX|kit.ZAddCH)
 	rest := c.NArg() - i
 	if rest%3 != 0 || rest == 0 || flags&kit.ZAddNX != 0 && flags&kit.ZAddXX != 0 {
 		c.Error(kit.Syntax)

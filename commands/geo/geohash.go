@@ -167,37 +167,25 @@ func stepsByRadius(meters, lat float64) uint8 {
 
 // moveX and moveY are geohash_move_x and geohash_move_y: the neighbour
 // cell d (±1) east or north.
-func moveX(h *hashBits, d int) {
+func moveX(h *hashBits, d int) { move(h, d, 0xaaaaaaaaaaaaaaaa) }
+func moveY(h *hashBits, d int) { move(h, d, 0x5555555555555555) }
+
+// move steps the coordinate held in the bits of mask by d, leaving the
+// other coordinate's bits as they are.
+func move(h *hashBits, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(h.step)*2)
+	x := h.bits & mask
+	y := h.bits &^ mask
+	zz := ^mask >> (64 - uint(h.step)*2)
 	if d > 0 {
 		x = x + (zz + 1)
 	} else {
 		x = x | zz
 		x = x - (zz + 1)
 	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.step)*2)
-	h.bits = x | y
-}
-
-func moveY(h *hashBits, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.step)*2)
-	if d > 0 {
-		y = y + (zz + 1)
-	} else {
-		y = y | zz
-		y = y - (zz + 1)
-	}
-	y &= uint64(0x5555555555555555) >> (64 - uint(h.step)*2)
+	x &= mask >> (64 - uint(h.step)*2)
 	h.bits = x | y
 }
 

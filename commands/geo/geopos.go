@@ -43,30 +43,15 @@ func memberScores(c *sdk.Ctx) (map[string]float64, bool) {
 	return nil, false
 }
 
-func geoposDone(c *sdk.Ctx) {
-	scores, ok := memberScores(c)
-	if !ok {
-		return
-	}
-	w := c.Reply()
-	w.Array(c.NArg() - 2)
-	for _, m := range c.Args()[2:] {
-		s, found := scores[string(m)]
-		if !found {
-			w.NullArray()
-			continue
-		}
-		lon, lat, _ := position(s)
-		w.Array(2)
-		replyCoord(c, lon)
-		replyCoord(c, lat)
-	}
-}
+func geoposDone(c *sdk.Ctx)  { eachMember(c, false) }
+func geohashDone(c *sdk.Ctx) { eachMember(c, true) }
 
 // geoAlphabet is the standard geohash's base 32.
 const geoAlphabet = "0123456789bcdefghjkmnpqrstuvwxyz"
 
-func geohashDone(c *sdk.Ctx) {
+// eachMember answers GEOPOS (the position of each member named, a null
+// array for a missing one) or GEOHASH (its standard geohash, a null).
+func eachMember(c *sdk.Ctx, hash bool) {
 	scores, ok := memberScores(c)
 	if !ok {
 		return
@@ -75,23 +60,31 @@ func geohashDone(c *sdk.Ctx) {
 	w.Array(c.NArg() - 2)
 	for _, m := range c.Args()[2:] {
 		s, found := scores[string(m)]
-		if !found {
+		switch {
+		case !found && hash:
 			w.Null()
-			continue
-		}
-		// The standard geohash covers latitudes ±90, not Redis's ±85.05:
-		// the position is encoded again over those spans.
-		lon, lat, _ := position(s)
-		h, _ := encode(span{-180, 180}, span{-90, 90}, lon, lat, stepMax)
-		var buf [11]byte
-		for i := range 11 {
-			idx := 0
-			if i < 10 {
-				idx = int(h.bits>>(52-uint(i+1)*5)) & 0x1f
+		case !found:
+			w.NullArray()
+		case hash:
+			// The standard geohash covers latitudes ±90, not Redis's
+			// ±85.05: the position is encoded again over those spans.
+			lon, lat, _ := position(s)
+			h, _ := encode(span{-180, 180}, span{-90, 90}, lon, lat, stepMax)
+			var buf [11]byte
+			for i := range 11 {
+				idx := 0
+				if i < 10 {
+					idx = int(h.bits>>(52-uint(i+1)*5)) & 0x1f
+				}
+				buf[i] = geoAlphabet[idx]
 			}
-			buf[i] = geoAlphabet[idx]
+			w.Bulk(buf[:])
+		default:
+			lon, lat, _ := position(s)
+			w.Array(2)
+			replyCoord(c, lon)
+			replyCoord(c, lat)
 		}
-		w.Bulk(buf[:])
 	}
 }
 

@@ -139,35 +139,26 @@ func cosPoly(r dd) dd {
 	return acc
 }
 
-func ddSin(x float64) dd {
-	k, r := reduce(x)
-	switch k & 3 {
-	case 0:
-		return sinPoly(r)
-	case 1:
-		return cosPoly(r)
-	case 2:
-		s := sinPoly(r)
-		return dd{-s.hi, -s.lo}
+// quadrant gives sin (cosine false) or cos of k·π/2 + r from the series of
+// r: the functions trade places and signs by quadrant.
+func quadrant(k int, r dd, cosine bool, sinP, cosP func(dd) dd) dd {
+	if cosine {
+		k++ // cos x = sin(x + π/2)
 	}
-	c := cosPoly(r)
-	return dd{-c.hi, -c.lo}
+	var v dd
+	if k&1 == 0 {
+		v = sinP(r)
+	} else {
+		v = cosP(r)
+	}
+	if k&2 != 0 {
+		v = dd{-v.hi, -v.lo}
+	}
+	return v
 }
 
-func ddCos(x float64) dd {
-	k, r := reduce(x)
-	switch k & 3 {
-	case 0:
-		return cosPoly(r)
-	case 1:
-		s := sinPoly(r)
-		return dd{-s.hi, -s.lo}
-	case 2:
-		c := cosPoly(r)
-		return dd{-c.hi, -c.lo}
-	}
-	return sinPoly(r)
-}
+func ddSin(x float64) dd { return ddSinDD(dd{x, 0}) }
+func ddCos(x float64) dd { return ddCosDD(dd{x, 0}) }
 
 func crSin(x float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) || math.Abs(x) > 1e6 {
@@ -202,37 +193,15 @@ func crAsin(x float64) float64 {
 	return y.hi + y.lo
 }
 
-// ddSinDD and ddCosDD take a double-double argument in [-π/2, π/2].
+// ddSinDD and ddCosDD take a double-double argument in [-π, π].
 func ddSinDD(y dd) dd {
 	k, r := reduce(y.hi)
-	r = ddAdd(r, dd{y.lo, 0})
-	switch k & 3 {
-	case 0:
-		return sinPoly(r)
-	case 1:
-		return cosPoly(r)
-	case 2:
-		s := sinPoly(r)
-		return dd{-s.hi, -s.lo}
-	}
-	c := cosPoly(r)
-	return dd{-c.hi, -c.lo}
+	return quadrant(k, ddAdd(r, dd{y.lo, 0}), false, sinPoly, cosPoly)
 }
 
 func ddCosDD(y dd) dd {
 	k, r := reduce(y.hi)
-	r = ddAdd(r, dd{y.lo, 0})
-	switch k & 3 {
-	case 0:
-		return cosPoly(r)
-	case 1:
-		s := sinPoly(r)
-		return dd{-s.hi, -s.lo}
-	case 2:
-		c := cosPoly(r)
-		return dd{-c.hi, -c.lo}
-	}
-	return sinPoly(r)
+	return quadrant(k, ddAdd(r, dd{y.lo, 0}), true, sinPoly, cosPoly)
 }
 
 // Fast paths with Ziv's test: an approximation in double-double whose
@@ -282,35 +251,12 @@ func fastCosPoly(r dd) dd {
 
 func fastSin(x float64) dd {
 	k, r := reduce(x)
-	var v dd
-	switch k & 3 {
-	case 0:
-		v = fastSinPoly(r)
-	case 1:
-		v = fastCosPoly(r)
-	case 2:
-		v = fastSinPoly(r)
-		v = dd{-v.hi, -v.lo}
-	default:
-		v = fastCosPoly(r)
-		v = dd{-v.hi, -v.lo}
-	}
-	return v
+	return quadrant(k, r, false, fastSinPoly, fastCosPoly)
 }
 
 func fastCos(x float64) dd {
 	k, r := reduce(x)
-	switch k & 3 {
-	case 0:
-		return fastCosPoly(r)
-	case 1:
-		v := fastSinPoly(r)
-		return dd{-v.hi, -v.lo}
-	case 2:
-		v := fastCosPoly(r)
-		return dd{-v.hi, -v.lo}
-	}
-	return fastSinPoly(r)
+	return quadrant(k, r, true, fastSinPoly, fastCosPoly)
 }
 
 const zivErr = 0x1p-58

@@ -94,17 +94,7 @@ func parseUnit(b []byte) float64 {
 // "0".
 func appendHuman(dst []byte, f float64) []byte {
 	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', 17, 64)
-	for dst[len(dst)-1] == '0' {
-		dst = dst[:len(dst)-1]
-	}
-	if dst[len(dst)-1] == '.' {
-		dst = dst[:len(dst)-1]
-	}
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
+	return kit.TrimLongDouble(strconv.AppendFloat(dst, f, 'f', 17, 64), start)
 }
 
 // replyCoord writes a coordinate: a bulk string in RESP2, a double in

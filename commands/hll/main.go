@@ -80,8 +80,10 @@ func load(c *sdk.Ctx, r *codec.Result) (loaded, bool) {
 func own(h []byte) []byte { return append([]byte(nil), h...) }
 
 // write stores h as key's value: under the generation read when the key
-// existed (its TTL kept), else as a new key; next runs with the result.
-func write(c *sdk.Ctx, key []byte, l loaded, h []byte, next sdk.Step) {
+// existed (its TTL kept), else as a new key. Then it answers with reply,
+// or, when another client wrote the key since it was read, runs again
+// from restart (within kit.RetryFor).
+func write(c *sdk.Ctx, key []byte, l loaded, h []byte, restart sdk.Step, reply sdk.Step) {
 	call := c.Record(key)
 	if l.exists {
 		call.Generation(l.gen).Exists(codec.ExistsUpdateOnly).TTLKeep()
@@ -89,24 +91,19 @@ func write(c *sdk.Ctx, key []byte, l loaded, h []byte, next sdk.Step) {
 		call.Exists(codec.ExistsCreateOnly).TTLNever()
 	}
 	call.Put(codec.BinType, tagString).Put(codec.BinValue, codec.Bytes(h))
-	c.Exec(next)
-}
-
-// lostRace reports whether a write failed because another client wrote the
-// key since it was read; otherwise it has replied with the failure unless
-// the write succeeded.
-func lostRace(c *sdk.Ctx) (lost, ok bool) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-		return false, true
-	case codec.GenerationError, codec.Exists, codec.NotFound:
-		if !kit.Again(c) {
-			c.Error(kit.Contention)
-			return false, false
+	c.Exec(func(c *sdk.Ctx) {
+		r := c.Result(0)
+		switch r.Code {
+		case codec.OK:
+			reply(c)
+		case codec.GenerationError, codec.Exists, codec.NotFound:
+			if !kit.Again(c) {
+				c.Error(kit.Contention)
+				return
+			}
+			restart(c)
+		default:
+			kit.StoreError(c, r)
 		}
-		return true, false
-	}
-	kit.StoreError(c, r)
-	return false, false
+	})
 }

@@ -52,15 +52,7 @@ func pfaddApply(c *sdk.Ctx) {
 		return
 	}
 	invalidate(h)
-	write(c, c.Arg(1), l, h, func(c *sdk.Ctx) {
-		lost, ok := lostRace(c)
-		switch {
-		case lost:
-			runPFAdd(c)
-		case ok:
-			c.Reply().Int(1)
-		}
-	})
+	write(c, c.Arg(1), l, h, runPFAdd, func(c *sdk.Ctx) { c.Reply().Int(1) })
 }
 
 // denseChanges reports whether adding the elements to the dense HLL h

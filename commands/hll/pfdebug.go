@@ -63,15 +63,7 @@ func pfdebugApply(c *sdk.Ctx) {
 			reply(c)
 			return
 		}
-		write(c, c.Arg(2), l, h, func(c *sdk.Ctx) {
-			lost, ok := lostRace(c)
-			switch {
-			case lost:
-				runPFDebug(c)
-			case ok:
-				reply(c)
-			}
-		})
+		write(c, c.Arg(2), l, h, runPFDebug, reply)
 	case kit.Fold(sub, "decode"):
 		if l.h[4] != encSparse {
 			c.Error("ERR HLL encoding is not sparse")

@@ -74,13 +74,5 @@ func pfmergeApply(c *sdk.Ctx) {
 		}
 	}
 	invalidate(h)
-	write(c, c.Arg(1), dst, h, func(c *sdk.Ctx) {
-		lost, ok := lostRace(c)
-		switch {
-		case lost:
-			runPFMerge(c)
-		case ok:
-			c.Reply().OK()
-		}
-	})
+	write(c, c.Arg(1), dst, h, runPFMerge, func(c *sdk.Ctx) { c.Reply().OK() })
 }

@@ -52,28 +52,7 @@ func runZIncrBy(c *sdk.Ctx) {
 }
 
 func runZAdd(c *sdk.Ctx) {
-	var flags int64
-	i := 2
-options:
-	for ; i < c.NArg(); i++ {
-		a := c.Arg(i)
-		switch {
-		case kit.Fold(a, "nx"):
-			flags |= kit.ZAddNX
-		case kit.Fold(a, "xx"):
-			flags |= kit.ZAddXX
-		case kit.Fold(a, "ch"):
-			flags |= kit.ZAddCH
-		case kit.Fold(a, "incr"):
-			flags |= kit.ZAddIncr
-		case kit.Fold(a, "gt"):
-			flags |= kit.ZAddGT
-		case kit.Fold(a, "lt"):
-			flags |= kit.ZAddLT
-		default:
-			break options
-		}
-	}
+	flags, i := kit.ZAddOptions(c, 2, kit.ZAddNX|kit.ZAddXX|kit.ZAddCH|kit.ZAddIncr|kit.ZAddGT|kit.ZAddLT)
 	elems := c.NArg() - i
 	if elems == 0 || elems%2 != 0 {
 		c.Error(kit.Syntax)

@@ -78,3 +78,19 @@ func Strtod(b []byte) (float64, bool) {
 	}
 	return f, true
 }
+
+// TrimLongDouble finishes Redis's ld2string in LD_STR_HUMAN mode on
+// dst[start:], a number printed with "%.17Lf": it removes trailing zeros
+// and a trailing point, and turns "-0" into "0".
+func TrimLongDouble(dst []byte, start int) []byte {
+	for dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
+	}
+	if dst[len(dst)-1] == '.' {
+		dst = dst[:len(dst)-1]
+	}
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst
+}

@@ -34,6 +34,29 @@ const (
 	ZAddLT
 )
 
+// ZAddOptions reads ZADD's option words from argument i on, as Redis's
+// zaddGenericCommand does: any of allowed (ZAdd* bits: NX, XX, CH, INCR,
+// GT, LT), in any order and case, up to the first other word. It returns
+// the flags and the index of that word.
+func ZAddOptions(c *sdk.Ctx, i int, allowed int64) (int64, int) {
+	names := [...]string{"nx", "xx", "ch", "incr", "gt", "lt"}
+	var flags int64
+	for ; i < c.NArg(); i++ {
+		found := false
+		for bit, name := range names {
+			if allowed&(1<<bit) != 0 && Fold(c.Arg(i), name) {
+				flags |= 1 << bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return flags, i
+}
+
 // ZAddResult is what Redis's zsetAdd calls of one ZADD add up to.
 type ZAddResult struct {
 	Added, Updated, Processed int

@@ -2,7 +2,7 @@ package main
 
 import "math"
 
-// The geohash arithmetic of Redis 7.0 (geohash.c, geohash_helper.c),
+// The geohash arithmetic of Redis 7.0.15 (geohash.c, geohash_helper.c),
 // operation for operation, so that scores, boxes, coordinates and
 // distances come out bit for bit as redis-server's (the trigonometry is
 // libm.go's, correctly rounded, as glibc's nearly always is). Products are wrapped
@@ -134,15 +134,25 @@ func position(score float64) (lon, lat float64, ok bool) {
 func degToRad(d float64) float64 { return d * degRad }
 func radToDeg(r float64) float64 { return r / degRad }
 
-// distance is geohashGetDistance: the haversine great-circle distance in
-// meters.
+// distance is geohashGetDistance (Redis 7.0.15): the haversine
+// great-circle distance in meters; along a meridian (the half longitude
+// difference's sine is 0) the arc of the latitudes.
 func distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
-	lat1r, lon1r := degToRad(lat1d), degToRad(lon1d)
-	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
-	u := sinCR((lat2r - lat1r) / 2)
+	lon1r, lon2r := degToRad(lon1d), degToRad(lon2d)
 	v := sinCR((lon2r - lon1r) / 2)
+	if v == 0 {
+		return latDistance(lat1d, lat2d)
+	}
+	lat1r, lat2r := degToRad(lat1d), degToRad(lat2d)
+	u := sinCR((lat2r - lat1r) / 2)
 	a := float64(u*u) + float64(float64(cosCR(lat1r)*cosCR(lat2r))*v*v)
 	return 2.0 * earthRadius * asinCR(math.Sqrt(a))
+}
+
+// latDistance is geohashGetLatDistance: the distance between two
+// latitudes on one meridian.
+func latDistance(lat1d, lat2d float64) float64 {
+	return earthRadius * math.Abs(degToRad(lat2d)-degToRad(lat1d))
 }
 
 // stepsByRadius is geohashEstimateStepsByRadius.
@@ -296,8 +306,10 @@ func scoreRange(h hashBits) (lo, hi uint64) {
 	return lo, hi
 }
 
-// within is geoAppendIfWithinShape's test of a member at lon, lat: its
-// distance from the centre in meters, and whether it is inside.
+// within is geoWithinShape's test of a member at lon, lat (Redis
+// 7.0.15): its distance from the centre in meters, and whether it is
+// inside. A box checks the latitude leg first, then the longitude leg
+// along the member's parallel.
 //
 // The exact (correctly rounded) distances cost a few hundred nanoseconds
 // each, and a search reads every member of up to nine cells, most of them
@@ -314,14 +326,14 @@ func (s *shape) within(lon, lat float64) (float64, bool) {
 		d := distance(s.lon, s.lat, lon, lat)
 		return d, d <= r
 	}
-	w, h := s.width*s.conversion/2, s.height*s.conversion/2
-	if distanceFast(lon, lat, s.lon, lat) > w*(1+farMargin)+1e-6 ||
-		distanceFast(lon, lat, lon, s.lat) > h*(1+farMargin)+1e-6 {
+	if latDistance(lat, s.lat) > s.height*s.conversion/2 {
 		return 0, false
 	}
-	lonDist := distance(lon, lat, s.lon, lat)
-	latDist := distance(lon, lat, lon, s.lat)
-	if lonDist > s.width*s.conversion/2 || latDist > s.height*s.conversion/2 {
+	w := s.width * s.conversion / 2
+	if distanceFast(lon, lat, s.lon, lat) > w*(1+farMargin)+1e-6 {
+		return 0, false
+	}
+	if distance(lon, lat, s.lon, lat) > w {
 		return 0, false
 	}
 	return distance(s.lon, s.lat, lon, lat), true

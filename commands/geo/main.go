@@ -112,11 +112,30 @@ func replyCoord(c *sdk.Ctx, f float64) {
 	w.Bulk(b)
 }
 
-// replyDistance writes a distance as Redis's addReplyDoubleDistance: a
-// bulk string with four decimals, in both protocols.
+// replyDistance writes a distance as Redis 7.0.15's
+// addReplyDoubleDistance: a bulk string in both protocols, made by
+// fixedpoint_d2string: the distance times 10^4 (a double product), rounded
+// half to even (llrint), printed with four decimals. That differs from
+// "%.4f" when the product rounds onto a half: 18907132.48265000060…
+// prints as 18907132.4826.
 func replyDistance(c *sdk.Ctx, d float64) {
 	var tmp [48]byte
-	c.Reply().Bulk(strconv.AppendFloat(tmp[:0], d, 'f', 4, 64))
+	c.Reply().Bulk(appendFixed4(tmp[:0], d))
+}
+
+// appendFixed4 is fixedpoint_d2string(…, 4).
+func appendFixed4(dst []byte, d float64) []byte {
+	if d == 0 {
+		return append(dst, "0.0000"...)
+	}
+	n := int64(math.RoundToEven(float64(d * 10000)))
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/10000, 10)
+	frac := n % 10000
+	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
 // scoresByMember maps the members of a map read (flattened pairs) to

@@ -214,6 +214,7 @@ type shape struct {
 	width, height float64 // rectangle, in the unit
 	conversion    float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
+	aMax          float64    // circular: the haversine's a beyond which a member is out; 0 until within computes it
 }
 
 // boundingBox is geohashBoundingBox.
@@ -307,50 +308,89 @@ func scoreRange(h hashBits) (lo, hi uint64) {
 }
 
 // within is geoWithinShape's test of a member at lon, lat (Redis
-// 7.0.15): its distance from the centre in meters, and whether it is
-// inside. A box checks the latitude leg first, then the longitude leg
-// along the member's parallel.
+// 7.0.15): whether it is inside, and its distance from the centre in
+// meters with a bound on that distance's error: 0 when it is the exact
+// distance, the one Redis computes, else an estimate by distanceFast. A
+// box checks the latitude leg first, then the longitude leg along the
+// member's parallel.
 //
-// The exact (correctly rounded) distances cost a few hundred nanoseconds
-// each, and a search reads every member of up to nine cells, most of them
-// outside the shape: a member is first measured with Go's math, whose
-// distances are within a few units in the last place of the exact ones,
-// and only one that is not clearly outside (by a relative margin far
-// beyond that error) is measured exactly, as Redis measures it.
-func (s *shape) within(lon, lat float64) (float64, bool) {
+// The exact (correctly rounded) distances cost about a microsecond in
+// WebAssembly, and a search reads every member of up to nine cells: only
+// a member whose estimate is too close to the radius (or box side) to
+// decide is measured exactly here. The answer measures exactly only what
+// the estimates cannot settle: near ties in the sort, a distance printed
+// near a rounding boundary, STOREDIST (search.exact).
+func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 	if s.kind == circular {
 		r := s.radius * s.conversion
-		if distanceFast(s.lon, s.lat, lon, lat) > r*(1+farMargin)+1e-6 {
-			return 0, false
+		// A great-circle distance is at least the arc between the
+		// latitudes: a member further in latitude than the radius is out.
+		if math.Abs(lat-s.lat) > radToDeg(r/earthRadius)*(1+1e-9)+1e-9 {
+			return 0, 0, false
 		}
-		d := distance(s.lon, s.lat, lon, lat)
-		return d, d <= r
+		// And the haversine's a grows with the distance: above the a of
+		// the radius (with a margin far beyond the rounding errors) the
+		// member is out, which saves the asin of most members of the
+		// cells.
+		if s.aMax == 0 {
+			h := r / (2 * earthRadius)
+			s.aMax = math.Inf(1)
+			if h < math.Pi/2 {
+				s.aMax = math.Sin(h)*math.Sin(h)*(1+1e-9) + 1e-15
+			}
+		}
+		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
+		u := math.Sin((lat2r - lat1r) / 2)
+		v := math.Sin((degToRad(lon) - degToRad(s.lon)) / 2)
+		if u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v > s.aMax {
+			return 0, 0, false
+		}
+		d, e := distanceFast(s.lon, s.lat, lon, lat)
+		switch {
+		case d-e > r:
+			return 0, 0, false
+		case d+e <= r:
+			return d, e, true
+		}
+		d = distance(s.lon, s.lat, lon, lat)
+		return d, 0, d <= r
 	}
 	if latDistance(lat, s.lat) > s.height*s.conversion/2 {
-		return 0, false
+		return 0, 0, false
 	}
 	w := s.width * s.conversion / 2
-	if distanceFast(lon, lat, s.lon, lat) > w*(1+farMargin)+1e-6 {
-		return 0, false
+	switch lw, e := distanceFast(lon, lat, s.lon, lat); {
+	case lw-e > w:
+		return 0, 0, false
+	case lw+e > w && distance(lon, lat, s.lon, lat) > w:
+		return 0, 0, false
 	}
-	if distance(lon, lat, s.lon, lat) > w {
-		return 0, false
-	}
-	return distance(s.lon, s.lat, lon, lat), true
+	d, e := distanceFast(s.lon, s.lat, lon, lat)
+	return d, e, true
 }
 
-// farMargin is the relative margin beyond which distanceFast's answer
-// decides that a member is outside: its error is below 1e-12 relative
-// except near the antipode of the centre, where asin's slope grows; 1e-7
-// covers distances up to within 10 m of the antipode.
-const farMargin = 1e-7
-
-// distanceFast is distance with Go's sin, cos and asin.
-func distanceFast(lon1d, lat1d, lon2d, lat2d float64) float64 {
+// distanceFast is distance with Go's sin, cos and asin, and a bound on
+// how far it may be from distance: Go's functions are within a few units
+// in the last place, which the haversine turns into at most about 1e-15
+// relative; the bound allows 1e-13, times the growth of asin's error near
+// 1 (within metres of the antipode the bound is the whole distance, so
+// the exact distance decides).
+func distanceFast(lon1d, lat1d, lon2d, lat2d float64) (d, errBound float64) {
 	lat1r, lon1r := degToRad(lat1d), degToRad(lon1d)
 	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
 	u := math.Sin((lat2r - lat1r) / 2)
 	v := math.Sin((lon2r - lon1r) / 2)
 	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
-	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+	sq := math.Sqrt(a)
+	as := math.Asin(sq)
+	d = 2.0 * earthRadius * as
+	growth := 1.0
+	if sq > 0.5 {
+		c := math.Sqrt(max(1-sq*sq, 0))
+		if c < 1e-6 {
+			return d, d + 1
+		}
+		growth = sq / (c * as)
+	}
+	return d, d*1e-13*growth + 1e-9
 }

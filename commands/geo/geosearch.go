@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"sort"
 
 	"github.com/respike/respike/commands/internal/kit"
@@ -351,12 +352,14 @@ func (s *search) read(c *sdk.Ctx) {
 	})
 }
 
-// point is a member found inside the area (geoPoint).
+// point is a member found inside the area (geoPoint). dist is exact
+// (Redis's) when err is 0, else an estimate within err of it.
 type point struct {
 	member   []byte
 	score    float64
 	lon, lat float64
 	dist     float64
+	err      float64
 }
 
 // collect keeps the members of the cells' ranges inside the shape, in the
@@ -377,8 +380,8 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 			score := codec.ScoreOf(&kv[j+1])
 			lon, lat, ok := position(score)
 			if ok {
-				if d, in := s.sh.within(lon, lat); in {
-					pts = append(pts, point{member: kv[j].Bytes, score: score, lon: lon, lat: lat, dist: d})
+				if d, e, in := s.sh.within(lon, lat); in {
+					pts = append(pts, point{member: kv[j].Bytes, score: score, lon: lon, lat: lat, dist: d, err: e})
 				}
 			}
 			if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
@@ -397,6 +400,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		n = int(s.count)
 	}
 	if s.sort != sortNone {
+		s.settleOrder(pts)
 		// Redis sorts with glibc's qsort (a merge sort: stable) when it
 		// answers every point, and with its partial pqsort otherwise.
 		cmp := func(a, b *point) int {
@@ -420,7 +424,11 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 	pts = pts[:n]
 	for i := range pts {
-		pts[i].dist /= s.sh.conversion
+		p := &pts[i]
+		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.conversion, p.err/s.sh.conversion)) {
+			s.exact(p)
+		}
+		p.dist /= s.sh.conversion
 	}
 	if s.store != 0 {
 		s.storeResult(c, pts, dst)
@@ -472,4 +480,41 @@ func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	st := &kit.DestStore{Dst: c.Arg(s.store), Srcs: [][]byte{c.Arg(s.src)}, Gens: []uint32{gen},
 		Restart: func(c *sdk.Ctx) { searchStart(c, s.mode) }}
 	kit.StoreZSet(c, st, kv, dst)
+}
+
+// exact replaces an estimated distance with Redis's.
+func (s *search) exact(p *point) {
+	p.dist, p.err = distance(s.sh.lon, s.sh.lat, p.lon, p.lat), 0
+}
+
+// settleOrder measures exactly every point whose estimate could compare
+// differently with another's than the exact distances do: the sort then
+// sees exactly Redis's comparisons (ties included), whatever order it
+// compares in. Points are looked at in estimated order, where every pair
+// closer than their error bounds is a run of neighbours.
+func (s *search) settleOrder(pts []point) {
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return pts[order[i]].dist < pts[order[j]].dist })
+	for k := 0; k+1 < len(order); k++ {
+		a, b := &pts[order[k]], &pts[order[k+1]]
+		if b.dist-a.dist <= a.err+b.err {
+			if a.err != 0 {
+				s.exact(a)
+			}
+			if b.err != 0 {
+				s.exact(b)
+			}
+		}
+	}
+}
+
+// clearlyRounds reports whether a distance d known within e prints the
+// same with four decimals (the distance times 10^4 rounded half to even)
+// wherever it is in [d-e, d+e].
+func clearlyRounds(d, e float64) bool {
+	x := d * 10000
+	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
 }

@@ -401,11 +401,23 @@ func add(h []byte, ele []byte) ([]byte, int) {
 // corrupt sparse form.
 func merge(max *[hllRegisters]uint8, h []byte) bool {
 	if h[4] == encDense {
-		var regs [hllRegisters]uint8
-		unpackDense(h[hdrSize:], &regs)
-		for i, v := range regs {
-			if v > max[i] {
-				max[i] = v
+		// Four registers from each three bytes, straight into max: in
+		// WebAssembly a pass through a temporary array costs as much.
+		regs := h[hdrSize : hdrSize+hllRegisters*hllBits/8]
+		for i, j := 0, 0; j < hllRegisters; i, j = i+3, j+4 {
+			b0, b1, b2 := regs[i], regs[i+1], regs[i+2]
+			m := max[j : j+4 : j+4]
+			if v := b0 & 63; v > m[0] {
+				m[0] = v
+			}
+			if v := (b0>>6 | b1<<2) & 63; v > m[1] {
+				m[1] = v
+			}
+			if v := (b1>>4 | b2<<4) & 63; v > m[2] {
+				m[2] = v
+			}
+			if v := b2 >> 2 & 63; v > m[3] {
+				m[3] = v
 			}
 		}
 		return true
@@ -443,10 +455,13 @@ func merge(max *[hllRegisters]uint8, h []byte) bool {
 // that does not cover exactly the registers.
 func histogram(h []byte, hist *[64]int) bool {
 	if h[4] == encDense {
-		var regs [hllRegisters]uint8
-		unpackDense(h[hdrSize:], &regs)
-		for _, v := range regs {
-			hist[v]++
+		regs := h[hdrSize : hdrSize+hllRegisters*hllBits/8]
+		for i := 0; i < len(regs); i += 3 {
+			b0, b1, b2 := regs[i], regs[i+1], regs[i+2]
+			hist[b0&63]++
+			hist[(b0>>6|b1<<2)&63]++
+			hist[(b1>>4|b2<<4)&63]++
+			hist[b2>>2&63]++
 		}
 		return true
 	}

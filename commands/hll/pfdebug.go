@@ -53,10 +53,12 @@ func pfdebugApply(c *sdk.Ctx) {
 				}
 				return
 			}
+			var regs [hllRegisters]uint8
+			unpackDense(h[hdrSize:], &regs)
 			w := c.Reply()
 			w.Array(hllRegisters)
-			for j := range hllRegisters {
-				w.Int(int64(denseGet(h[hdrSize:], j)))
+			for _, v := range regs {
+				w.Int(int64(v))
 			}
 		}
 		if !conv {

@@ -101,3 +101,43 @@ func TestManifest(t *testing.T) {
 		"georadiusbymember": {-5, 1, 1}, "georadius_ro": {-6, 1, 1}, "georadiusbymember_ro": {-5, 1, 1},
 	})
 }
+
+// within's cheap tests (latitude band, longitude band, the haversine's a,
+// Go's math with an error bound) decide exactly as Redis's full test:
+// random shapes anywhere, members near their edges.
+func TestWithinMatchesExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		sh := shape{lon: r.Float64()*360 - 180, lat: (r.Float64()*2 - 1) * latMax, conversion: 1}
+		size := math.Pow(10, r.Float64()*7.3) // 1 m to 20,000 km
+		if r.IntN(2) == 0 {
+			sh.kind, sh.radius = circular, size
+		} else {
+			sh.kind, sh.width, sh.height = rectangle, size, size*(0.2+r.Float64()*2)
+		}
+		for range 20 {
+			// A member around the edge: a random direction, a distance
+			// near the size.
+			d := size * (0.9 + 0.2*r.Float64()) / earthRadius
+			lat := min(max(sh.lat+radToDeg(d)*(r.Float64()*2-1), latMin), latMax)
+			lon := sh.lon + radToDeg(d)*(r.Float64()*2-1)/math.Max(math.Cos(degToRad(lat)), 0.01)
+			lon = math.Mod(lon+540, 360) - 180
+			var want bool
+			if sh.kind == circular {
+				want = distance(sh.lon, sh.lat, lon, lat) <= sh.radius
+			} else {
+				want = latDistance(lat, sh.lat) <= sh.height/2 && distance(lon, lat, sh.lon, lat) <= sh.width/2
+			}
+			dist, gotErr, got := sh.within(lon, lat)
+			if got != want {
+				t.Fatalf("%+v, member %v,%v: within %v, exact %v", sh, lon, lat, got, want)
+			}
+			if got {
+				exact := distance(sh.lon, sh.lat, lon, lat)
+				if math.Abs(dist-exact) > gotErr {
+					t.Fatalf("%+v, member %v,%v: distance %v±%v, exact %v", sh, lon, lat, dist, gotErr, exact)
+				}
+			}
+		}
+	}
+}

@@ -214,7 +214,7 @@ type shape struct {
 	width, height float64 // rectangle, in the unit
 	conversion    float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
-	aMax          float64    // circular: the haversine's a beyond which a member is out; 0 until within computes it
+	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
 }
 
 // boundingBox is geohashBoundingBox.
@@ -333,11 +333,17 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 		// member is out, which saves the asin of most members of the
 		// cells.
 		if s.aMax == 0 {
-			h := r / (2 * earthRadius)
-			s.aMax = math.Inf(1)
-			if h < math.Pi/2 {
-				s.aMax = math.Sin(h)*math.Sin(h)*(1+1e-9) + 1e-15
-			}
+			s.circleBounds(r)
+		}
+		// a ≥ cos φ1 · cos φ2 · sin²(Δλ/2), and cos φ2 is at least its
+		// smallest value in the latitude band: beyond lonMax degrees of
+		// longitude (either way round) the member is out.
+		dl := math.Abs(lon - s.lon)
+		if dl > 180 {
+			dl = 360 - dl
+		}
+		if dl > s.lonMax {
+			return 0, 0, false
 		}
 		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
 		u := math.Sin((lat2r - lat1r) / 2)
@@ -367,6 +373,27 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 	}
 	d, e := distanceFast(s.lon, s.lat, lon, lat)
 	return d, e, true
+}
+
+// circleBounds sets the cheap tests of a circle of r meters: aMax, the
+// haversine's a of the radius, and lonMax, the longitude difference in
+// degrees beyond which a member of the latitude band is out; both with
+// margins far beyond the rounding errors of Go's math.
+func (s *shape) circleBounds(r float64) {
+	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
+	h := r / (2 * earthRadius)
+	if h >= math.Pi/2 {
+		return
+	}
+	s.aMax = math.Sin(h)*math.Sin(h)*(1+1e-9) + 1e-15
+	lat1r, band := degToRad(s.lat), r/earthRadius*(1+1e-9)
+	if math.Abs(lat1r)+band >= math.Pi/2 {
+		return // the band reaches a pole
+	}
+	k := math.Cos(lat1r) * min(math.Cos(lat1r-band), math.Cos(lat1r+band))
+	if x := s.aMax / k; k > 0 && x < 1 {
+		s.lonMax = radToDeg(2*math.Asin(math.Sqrt(x)))*(1+1e-6) + 1e-9
+	}
 }
 
 // distanceFast is distance with Go's sin, cos and asin, and a bound on

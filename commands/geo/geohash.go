@@ -407,6 +407,112 @@ func (s *shape) circleBounds(r float64) {
 	}
 }
 
+// scanRanges is the score ranges a search reads: the cells Redis visits
+// (searchBoxes, in its order, a cell equal to the last one visited
+// skipped), each narrowed to its sub-cells two steps finer that meet the
+// band (shape.band) outside which no member can be inside the shape, and
+// those merged where contiguous. Members of the cells outside the ranges
+// are ones Redis reads and drops: the members kept, and their order, are
+// Redis's, for a fraction of the reading and measuring. More than
+// maxRanges ranges fall back to the whole cells.
+func (s *shape) scanRanges() [][2]uint64 {
+	const maxRanges = 48
+	cells := s.searchBoxes()
+	var visit []hashBits
+	last := -1
+	for i, h := range cells {
+		if h.zero() || last > 0 && h == cells[last] {
+			continue
+		}
+		visit = append(visit, h)
+		last = i
+	}
+	b := s.band()
+	var out [][2]uint64
+	for _, h := range visit {
+		k := min(2, stepMax-h.step)
+		if _, hi := scoreRange(h); hi > 1<<53 {
+			// A cell of the longitude 180 overflow: its scores are not
+			// all exact as floats, so sub-ranges could collapse; it is
+			// read whole, with the float bounds Redis uses.
+			k = 0
+		}
+		first := len(out)
+		for j := uint64(0); j < 1<<(2*k); j++ {
+			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
+			if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+				continue
+			}
+			lo, hi := scoreRange(sub)
+			if len(out) > first && out[len(out)-1][1] == lo {
+				out[len(out)-1][1] = hi
+			} else {
+				out = append(out, [2]uint64{lo, hi})
+			}
+		}
+		if len(out) > maxRanges {
+			out = out[:0]
+			for _, h := range visit {
+				lo, hi := scoreRange(h)
+				out = append(out, [2]uint64{lo, hi})
+			}
+			return out
+		}
+	}
+	return out
+}
+
+// band is where a member inside a shape can be: latitudes latLo..latHi
+// and at most lonHalf degrees of longitude from the centre either way
+// round (+Inf: any), with margins far beyond rounding errors.
+type band struct{ latLo, latHi, lon, lonHalf float64 }
+
+// band bounds the shape: a circle's points are within the radius's arc in
+// latitude and within circleBounds's lonMax; a box's within half its
+// height in latitude (the arc latDistance measures) and, along their
+// parallel, within half its width: 2R·asin(cos φ·sin(Δλ/2)) ≤ w/2 with cos
+// φ at least its smallest value in the band.
+func (s *shape) band() band {
+	b := band{lon: s.lon, lonHalf: math.Inf(1)}
+	var dlat float64
+	if s.kind == circular {
+		r := s.radius * s.conversion
+		s.circleBounds(r)
+		dlat, b.lonHalf = radToDeg(r/earthRadius), s.lonMax
+	} else {
+		dlat = radToDeg(s.height * s.conversion / 2 / earthRadius)
+		lat1r, bandR := degToRad(s.lat), degToRad(dlat)*(1+1e-9)
+		h := s.width * s.conversion / 2 / (2 * earthRadius)
+		if math.Abs(lat1r)+bandR < math.Pi/2 && h < math.Pi/2 {
+			cmin := min(math.Cos(lat1r-bandR), math.Cos(lat1r+bandR))
+			if x := math.Sin(h) / cmin; x < 1 {
+				b.lonHalf = radToDeg(2*math.Asin(x))*(1+1e-6) + 1e-9
+			}
+		}
+	}
+	dlat = dlat*(1+1e-9) + 1e-9
+	b.latLo, b.latHi = s.lat-dlat, s.lat+dlat
+	return b
+}
+
+// meets reports whether area a may hold a point of the band.
+func (b band) meets(a box) bool {
+	const eps = 1e-9 // positions are cell centres computed in floats
+	if a.lat.max+eps < b.latLo || a.lat.min-eps > b.latHi {
+		return false
+	}
+	if b.lonHalf >= 180 {
+		return true
+	}
+	for _, shift := range [3]float64{-360, 0, 360} {
+		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
+		if a.lon.max+eps >= lo && a.lon.min-eps <= hi {
+			return true
+		}
+	}
+	return false
+}
+
 // distanceFast is distance with Go's sin, cos and asin, and a bound on
 // how far it may be from distance: Go's functions are within a few units
 // in the last place, which the haversine turns into at most about 1e-15

@@ -307,29 +307,15 @@ func searchStart(c *sdk.Ctx, mode int) {
 	s.read(c)
 }
 
-// read reads the score ranges of the cells covering the search area, in
+// read reads the score ranges covering the search area (scanRanges), in
 // one operate on the source, and (to store) the destination beside it.
 func (s *search) read(c *sdk.Ctx) {
-	cells := s.sh.searchBoxes()
 	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
-	var ops int
-	var visited [9]hashBits
-	last := -1
-	for i, h := range cells {
-		if h.zero() {
-			continue
-		}
-		// Redis skips a cell equal to the last one it visited (the
-		// neighbours of a cell at the edge of the world wrap onto it).
-		if last > 0 && h == cells[last] {
-			continue
-		}
-		lo, hi := scoreRange(h)
-		call.MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Float(float64(lo)), codec.Float(float64(hi)))
-		visited[ops] = h
-		ops++
-		last = i
+	ranges := s.sh.scanRanges()
+	for _, rg := range ranges {
+		call.MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
 	}
+	ops := len(ranges)
 	if s.store != 0 {
 		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
 	}

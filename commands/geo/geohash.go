@@ -437,6 +437,9 @@ func (s *shape) scanRanges() [][2]uint64 {
 			// read whole, with the float bounds Redis uses.
 			k = 0
 		}
+		if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+			continue // the whole cell is outside the band
+		}
 		first := len(out)
 		for j := uint64(0); j < 1<<(2*k); j++ {
 			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
@@ -403,7 +403,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 			cmp = func(a, b *point) int { return -asc(a, b) }
 		}
 		if n == len(pts) {
-			sort.SliceStable(pts, func(i, j int) bool { return cmp(&pts[i], &pts[j]) < 0 })
+			slices.SortStableFunc(pts, func(a, b point) int { return cmp(&a, &b) })
 		} else {
 			pqsort(pts, cmp, 0, n-1)
 		}
@@ -468,6 +468,17 @@ func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	kit.StoreZSet(c, st, kv, dst)
 }
 
+// cmpFloat orders two distances.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // exact replaces an estimated distance with Redis's.
 func (s *search) exact(p *point) {
 	p.dist, p.err = distance(s.sh.lon, s.sh.lat, p.lon, p.lat), 0
@@ -483,7 +494,7 @@ func (s *search) settleOrder(pts []point) {
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(i, j int) bool { return pts[order[i]].dist < pts[order[j]].dist })
+	slices.SortFunc(order, func(i, j int) int { return cmpFloat(pts[i].dist, pts[j].dist) })
 	for k := 0; k+1 < len(order); k++ {
 		a, b := &pts[order[k]], &pts[order[k+1]]
 		if b.dist-a.dist <= a.err+b.err {

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -20,47 +18,8 @@ import (
 // RESPIKE_GEO_SEED replays a seed.
 func TestGeoRandomAgainstRedis(t *testing.T) {
 	needModules(t, "geo", "zset")
-	seed := uint64(rand.Int64())
-	if s := os.Getenv("RESPIKE_GEO_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RESPIKE_GEO_SEED: %v", err)
-		}
-		seed = n
-	}
-	steps := 1500
-	if testing.Short() {
-		steps = 400
-	}
-	redisServer(t)
-	flushBoth(t)
-	d := &diffConn{t: t}
-	d.connect()
-	defer func() { d.close() }()
-	g := &ggen{r: rand.New(rand.NewPCG(seed, 0x6e0))}
-	var history []string
-	for i := range steps {
-		if i == steps/2 {
-			d.proto3 = true
-			d.hello3()
-			history = append(history, "HELLO 3")
-		}
-		args := g.command()
-		history = append(history, strings.Join(quoteAll(args), " "))
-		theirs, err1 := d.redis.Do(args...)
-		ours, err2 := d.respike.Do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("seed %d, step %d: %v / %v", seed, i, err1, err2)
-		}
-		if theirs != ours {
-			from := max(0, len(history)-20)
-			if len(theirs) > 300 {
-				theirs, ours = firstDiff(theirs, ours)
-			}
-			t.Fatalf("seed %d (RESPIKE_GEO_SEED=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
-		}
-	}
+	runRandom(t, randomSpec{seedEnv: "RESPIKE_GEO_SEED", salt: 0x6e0, steps: 1500, proto3: true,
+		command: func(r *rand.Rand) []string { return (&ggen{r: r}).command() }})
 }
 
 // ggen draws random geo commands.

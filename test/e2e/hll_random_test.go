@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -18,60 +16,8 @@ import (
 // a seed; the seed is logged on failure with the commands that led there.
 func TestHLLRandomAgainstRedis(t *testing.T) {
 	needModules(t, "hll")
-	seed := uint64(rand.Int64())
-	if s := os.Getenv("RESPIKE_HLL_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RESPIKE_HLL_SEED: %v", err)
-		}
-		seed = n
-	}
-	steps := 1500
-	if testing.Short() {
-		steps = 400
-	}
-	redisServer(t)
-	flushBoth(t)
-	d := &diffConn{t: t}
-	d.connect()
-	defer func() { d.close() }()
-	g := &hgen{r: rand.New(rand.NewPCG(seed, 0x411))}
-	var history []string
-	for i := range steps {
-		args := g.command()
-		text := strings.Join(quoteAll(args), " ")
-		if len(text) > 200 {
-			text = text[:200] + "…"
-		}
-		history = append(history, text)
-		theirs, err1 := d.redis.Do(args...)
-		ours, err2 := d.respike.Do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("seed %d, step %d: %v / %v", seed, i, err1, err2)
-		}
-		if theirs != ours {
-			from := max(0, len(history)-20)
-			if len(theirs) > 300 {
-				theirs, ours = firstDiff(theirs, ours)
-			}
-			t.Fatalf("seed %d (RESPIKE_HLL_SEED=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
-		}
-	}
-}
-
-// firstDiff cuts two long replies to the neighbourhood of their first
-// difference.
-func firstDiff(a, b string) (string, string) {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	lo := max(0, i-40)
-	cut := func(s string) string {
-		return "…" + s[lo:min(len(s), i+80)] + "…"
-	}
-	return cut(a), cut(b)
+	runRandom(t, randomSpec{seedEnv: "RESPIKE_HLL_SEED", salt: 0x411, steps: 1500,
+		command: func(r *rand.Rand) []string { return (&hgen{r: r}).command() }})
 }
 
 // hgen draws random HyperLogLog commands.

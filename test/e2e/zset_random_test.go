@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -18,53 +16,8 @@ import (
 // on a key whose scores are all 0, where Redis's order is defined; the
 // algebra combines at most two sources, so that SUM adds in one order.
 func TestZSetRandomAgainstRedis(t *testing.T) {
-	seed := uint64(rand.Int64())
-	if s := os.Getenv("RESPIKE_ZSET_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("RESPIKE_ZSET_SEED: %v", err)
-		}
-		seed = n
-	}
-	steps := 4000
-	if testing.Short() {
-		steps = 1000
-	}
-	redisServer(t)
-	flushBoth(t)
-	d := &diffConn{t: t}
-	d.connect()
-	defer func() { d.close() }()
-	g := &zgen{r: rand.New(rand.NewPCG(seed, 0x5eed))}
-	var history []string
-	for i := range steps {
-		if i == steps/2 {
-			d.proto3 = true
-			d.hello3()
-			history = append(history, "HELLO 3")
-		}
-		args := g.command()
-		history = append(history, strings.Join(quoteAll(args), " "))
-		theirs, err1 := d.redis.Do(args...)
-		ours, err2 := d.respike.Do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("seed %d, step %d: %v / %v", seed, i, err1, err2)
-		}
-		if theirs != ours {
-			from := max(0, len(history)-30)
-			t.Fatalf("seed %d (RESPIKE_ZSET_SEED=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
-		}
-	}
-}
-
-// quoteAll quotes arguments for the failure report.
-func quoteAll(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = strconv.Quote(a)
-	}
-	return out
+	runRandom(t, randomSpec{seedEnv: "RESPIKE_ZSET_SEED", salt: 0x5eed, steps: 4000, proto3: true,
+		command: func(r *rand.Rand) []string { return (&zgen{r: r}).command() }})
 }
 
 // zgen draws random sorted-set commands.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/memory"
 )
 
@@ -13,20 +14,27 @@ var (
 	hllModule = builtModule("hll")
 )
 
-// BenchmarkExecGeo measures GEOADD and GEOSEARCH (a 5 km radius in a
-// 10,000-member set spread over Sicily: 123 members in Redis's cells, 20
-// inside), as scripts/bench.sh runs them, without the network.
-func BenchmarkExecGeo(b *testing.B) {
-	path, err := geoModule()
+// moduleOnMemory is a runtime over a fresh embedded store with the module
+// build makes loaded; both close when the benchmark ends.
+func moduleOnMemory(b *testing.B, build func() (string, error)) (*Runtime, store.Store) {
+	path, err := build()
 	if err != nil {
 		b.Fatal(err)
 	}
 	st := memory.New(memory.Options{})
-	defer st.Close()
+	b.Cleanup(func() { st.Close() })
 	r := newRuntime(b, Config{}, st)
 	if _, err := r.Load(context.Background(), path); err != nil {
 		b.Fatal(err)
 	}
+	return r, st
+}
+
+// BenchmarkExecGeo measures GEOADD and GEOSEARCH (a 5 km radius in a
+// 10,000-member set spread over Sicily: 123 members in Redis's cells, 20
+// inside), as scripts/bench.sh runs them, without the network.
+func BenchmarkExecGeo(b *testing.B) {
+	r, st := moduleOnMemory(b, geoModule)
 	load := []string{"GEOADD", "geo"}
 	for i := range 10000 {
 		lon := 12.4 + float64(i*7919%10000)/10000*3.2
@@ -49,16 +57,7 @@ func BenchmarkExecGeo(b *testing.B) {
 // BenchmarkExecHLL measures PFADD (no register changed) and PFCOUNT of
 // one and two dense HLLs.
 func BenchmarkExecHLL(b *testing.B) {
-	path, err := hllModule()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := memory.New(memory.Options{})
-	defer st.Close()
-	r := newRuntime(b, Config{}, st)
-	if _, err := r.Load(context.Background(), path); err != nil {
-		b.Fatal(err)
-	}
+	r, st := moduleOnMemory(b, hllModule)
 	for _, key := range []string{"h1", "h2"} {
 		load := []string{"PFADD", key}
 		for i := range 20000 {

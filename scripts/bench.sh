@@ -8,7 +8,10 @@
 # WITHSCORES and ZRANGEBYSCORE (100 members, WITHSCORES) on a sorted set of
 # 10,000 members loaded into both servers first (ZSET=0 skips them), and
 # SETBIT (bit 1000 of one of 1,000 keys, set) and BITCOUNT (of those keys,
-# 126 bytes each) (BITS=0 skips them).
+# 126 bytes each) (BITS=0 skips them), and
+# GEOADD, GEOSEARCH (radius 5 km around a point of a 10,000-member geo set,
+# COUNT 10: about 15 members in range), PFADD and PFCOUNT (one dense HLL,
+# and the union of two) on keys loaded the same way (GEO=0 skips them).
 #
 # respike runs on the embedded store, or on Aerospike with BACKEND=aerospike
 # (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
@@ -23,6 +26,7 @@ CLIENTS=${CLIENTS:-50}
 TESTS=${TESTS:-get,set,incr,lpush,rpush,lpop,rpop,lrange,zadd,zpopmin}
 ZSET=${ZSET:-1}
 BITS=${BITS:-1}
+GEO=${GEO:-1}
 ROUNDS=${ROUNDS:-2}
 PIPELINES=${PIPELINES:-1 16}
 BACKEND=${BACKEND:-memory}
@@ -58,6 +62,12 @@ run() { # port pipeline -> "test rps" lines
 		custom "$1" "$2" setbit -r 1000 SETBIT bench:bits:__rand_int__ 1000 1
 		custom "$1" "$2" bitcount -r 1000 BITCOUNT bench:bits:__rand_int__
 	fi
+	[ "$GEO" = 1 ] || return 0
+	custom "$1" "$2" geoadd -r 100000 GEOADD bench:geoadd 13.361389 38.115556 member:__rand_int__
+	custom "$1" "$2" geosearch GEOSEARCH bench:geo FROMLONLAT 13.9 37.4 BYRADIUS 5 km COUNT 10 ASC WITHDIST
+	custom "$1" "$2" pfadd -r 1000000 PFADD bench:hlladd element:__rand_int__
+	custom "$1" "$2" pfcount PFCOUNT bench:hll
+	custom "$1" "$2" pfcount2 PFCOUNT bench:hll bench:hll2
 }
 
 custom() { # port pipeline label command... -> "label rps"
@@ -72,6 +82,18 @@ if [ "$ZSET" = 1 ]; then
 	for port in "$PPORT" "$RPORT"; do
 		seq 0 9999 | awk '{printf "%d member:%05d ", $1, $1}' | xargs -n 2000 redis-cli -p "$port" ZADD bench:zset >/dev/null
 		[ "$(redis-cli -p "$port" ZCARD bench:zset)" = 10000 ] || { echo "bench: loading bench:zset failed on $port" >&2; exit 1; }
+	done
+fi
+
+# The geo set (10,000 members spread over Sicily) and the HLLs (dense,
+# 20,000 and 10,000 elements) of the GEO benchmarks, in both servers.
+if [ "$GEO" = 1 ]; then
+	for port in "$PPORT" "$RPORT"; do
+		seq 0 9999 | awk '{printf "%.6f %.6f geo:%05d ", 12.4 + ($1 * 7919 % 10000) / 10000 * 3.2, 36.7 + ($1 * 104729 % 10000) / 10000 * 1.5, $1}' |
+			xargs -n 3000 redis-cli -p "$port" GEOADD bench:geo >/dev/null
+		seq 0 19999 | xargs -n 2000 redis-cli -p "$port" PFADD bench:hll >/dev/null
+		seq 10000 19999 | sed 's/^/x/' | xargs -n 2000 redis-cli -p "$port" PFADD bench:hll2 >/dev/null
+		[ "$(redis-cli -p "$port" ZCARD bench:geo)" = 10000 ] || { echo "bench: loading bench:geo failed on $port" >&2; exit 1; }
 	done
 fi
 

@@ -3,6 +3,8 @@ package main
 import (
 	"math/big"
 	"strconv"
+
+	"github.com/respike/respike/commands/internal/kit"
 )
 
 // HINCRBYFLOAT works as Redis does on x86-64: in 80-bit long double (64-bit
@@ -166,15 +168,5 @@ func ldOverflows(f *big.Float) bool {
 // "%.17Lf", trailing zeros and a trailing point removed, "-0" as "0".
 func appendLongDouble(dst []byte, f *big.Float) []byte {
 	start := len(dst)
-	dst = f.Append(dst, 'f', 17)
-	for dst[len(dst)-1] == '0' {
-		dst = dst[:len(dst)-1]
-	}
-	if dst[len(dst)-1] == '.' {
-		dst = dst[:len(dst)-1]
-	}
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
+	return kit.TrimLongDouble(f.Append(dst, 'f', 17), start)
 }

@@ -93,7 +93,7 @@ func zalgOpts(c *sdk.Ctx) algOpts {
 			j++
 			o.weights = make([]float64, setnum)
 			for i := range setnum {
-				w, ok := parseScore(c.Arg(j))
+				w, ok := kit.ParseDouble(c.Arg(j))
 				if !ok {
 					o.err = algOptWeight
 					return o
@@ -327,7 +327,7 @@ func zalgCombine(c *sdk.Ctx) {
 		for i := range setnum {
 			st.Srcs[i], st.Gens[i] = c.Arg(int(c.N[2])+1+i), c.Result(i).Generation
 		}
-		storeItems(c, st, out, c.Result(setnum))
+		kit.StoreZSet(c, st, out, c.Result(setnum))
 		return
 	}
 	replyItems(c, out, o.withScores, false)

@@ -37,90 +37,12 @@ func main() {}
 
 func init() { sdk.Module("zset", "1.0.0") }
 
-// tagZSet is the type tag of every sorted-set record, built once because
-// codec.Str allocates.
-var tagZSet = codec.Str(codec.TypeZSet)
-
 // Error texts of the sorted-set commands (Redis 7.0).
 const (
 	errNaN      = "ERR resulting score is not a number (NaN)"
 	errMinMax   = "ERR min or max is not a float"
 	errLexRange = "ERR min or max not valid string range item"
 )
-
-// parseScore parses a score as Redis's string2d does (strtod, the whole
-// argument, no leading space, no NaN, no overflow or underflow to zero).
-func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) {
-		return 0, false
-	}
-	f, ok := strtod(b)
-	if ok && f == 0 && underflows(b) {
-		return 0, false // strtod's ERANGE with a zero result
-	}
-	return f, ok
-}
-
-// underflows reports whether a number that parsed as 0 has a non-zero
-// digit before its exponent: it underflowed.
-func underflows(b []byte) bool {
-	hex := false
-	for _, ch := range b {
-		switch {
-		case ch == 'x' || ch == 'X':
-			hex = true
-		case ch >= '1' && ch <= '9':
-			return true
-		case hex && ((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')):
-			return true
-		case ch == 'p' || ch == 'P' || (!hex && (ch == 'e' || ch == 'E')):
-			return false
-		}
-	}
-	return false
-}
-
-// isSpace is C's isspace in the C locale.
-func isSpace(ch byte) bool {
-	return ch == ' ' || (ch >= '\t' && ch <= '\r')
-}
-
-// strtod parses all of b as C's strtod would (decimal or hexadecimal, inf,
-// infinity), refusing NaN and results that overflow or underflow to zero.
-func strtod(b []byte) (float64, bool) {
-	if n, ok := kit.ParseInt(b); ok && n >= -1<<53 && n <= 1<<53 {
-		// Exact as a float, and much cheaper than ParseFloat in
-		// WebAssembly.
-		return float64(n), true
-	}
-	s := string(b)
-	body := s
-	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
-		body = body[1:]
-	}
-	for i := 0; i < len(s); i++ {
-		// Go's parser takes underscores between digits, C's does not.
-		if s[i] == '_' {
-			return 0, false
-		}
-	}
-	if len(body) > 1 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
-		hasP := false
-		for i := 2; i < len(body); i++ {
-			if body[i] == 'p' || body[i] == 'P' {
-				hasP = true
-			}
-		}
-		if !hasP {
-			s += "p0" // C allows a hexadecimal float without an exponent
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
-}
 
 // replyScore writes a score: a bulk string in RESP2, a double in RESP3.
 func replyScore(c *sdk.Ctx, f float64) {
@@ -139,14 +61,6 @@ func replyScore(c *sdk.Ctx, f float64) {
 // replyStored writes a stored score (kit.MapScan and kit.Sample's value
 // writer).
 func replyStored(c *sdk.Ctx, v *codec.Value) { replyScore(c, codec.ScoreOf(v)) }
-
-// storeScore is the value a score is stored as: always a float, -0 as 0.
-func storeScore(f float64) codec.Value {
-	if f == 0 {
-		f = 0
-	}
-	return codec.Float(f)
-}
 
 // openPairs opens a reply of n members, with their scores when withScores:
 // RESP2 one flat array, RESP3 an array of [member, score] pairs.
@@ -261,7 +175,7 @@ func parseBound(b []byte) (f float64, excl, ok bool) {
 		return 0, excl, true
 	}
 	i := 0
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && kit.IsSpace(b[i]) {
 		i++
 	}
 	if i == len(b) {
@@ -274,7 +188,7 @@ func parseBound(b []byte) (f float64, excl, ok bool) {
 // strtodRange is strtod where overflow and underflow are accepted (to
 // ±inf and 0), as zslParseRange does not check errno.
 func strtodRange(b []byte) (float64, bool) {
-	if f, ok := strtod(b); ok {
+	if f, ok := kit.Strtod(b); ok {
 		return f, true
 	}
 	for _, ch := range b {

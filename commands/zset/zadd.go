@@ -42,67 +42,37 @@ func init() {
 // Ctx.N: [0] the zadd* flags, [1] the argument index of the first score,
 // [2] attempts, [3] the generation read, [4] 1 when the key existed.
 
-const (
-	zaddNX = 1 << iota
-	zaddXX
-	zaddCH
-	zaddIncr
-	zaddGT
-	zaddLT
-)
-
 func runZIncrBy(c *sdk.Ctx) {
-	if _, ok := parseScore(c.Arg(2)); !ok {
+	if _, ok := kit.ParseDouble(c.Arg(2)); !ok {
 		c.Error(kit.NotFloat)
 		return
 	}
-	c.N[0], c.N[1] = zaddIncr, 2
+	c.N[0], c.N[1] = kit.ZAddIncr, 2
 	zaddStart(c)
 }
 
 func runZAdd(c *sdk.Ctx) {
-	var flags int64
-	i := 2
-options:
-	for ; i < c.NArg(); i++ {
-		a := c.Arg(i)
-		switch {
-		case kit.Fold(a, "nx"):
-			flags |= zaddNX
-		case kit.Fold(a, "xx"):
-			flags |= zaddXX
-		case kit.Fold(a, "ch"):
-			flags |= zaddCH
-		case kit.Fold(a, "incr"):
-			flags |= zaddIncr
-		case kit.Fold(a, "gt"):
-			flags |= zaddGT
-		case kit.Fold(a, "lt"):
-			flags |= zaddLT
-		default:
-			break options
-		}
-	}
+	flags, i := kit.ZAddOptions(c, 2, kit.ZAddNX|kit.ZAddXX|kit.ZAddCH|kit.ZAddIncr|kit.ZAddGT|kit.ZAddLT)
 	elems := c.NArg() - i
 	if elems == 0 || elems%2 != 0 {
 		c.Error(kit.Syntax)
 		return
 	}
 	has := func(f int64) bool { return flags&f != 0 }
-	if has(zaddNX) && has(zaddXX) {
+	if has(kit.ZAddNX) && has(kit.ZAddXX) {
 		c.Error("ERR XX and NX options at the same time are not compatible")
 		return
 	}
-	if (has(zaddGT) && has(zaddNX)) || (has(zaddLT) && has(zaddNX)) || (has(zaddGT) && has(zaddLT)) {
+	if (has(kit.ZAddGT) && has(kit.ZAddNX)) || (has(kit.ZAddLT) && has(kit.ZAddNX)) || (has(kit.ZAddGT) && has(kit.ZAddLT)) {
 		c.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
 		return
 	}
-	if has(zaddIncr) && elems > 2 {
+	if has(kit.ZAddIncr) && elems > 2 {
 		c.Error("ERR INCR option supports a single increment-element pair")
 		return
 	}
 	for j := i; j < c.NArg(); j += 2 {
-		if _, ok := parseScore(c.Arg(j)); !ok {
+		if _, ok := kit.ParseDouble(c.Arg(j)); !ok {
 			c.Error(kit.NotFloat)
 			return
 		}
@@ -116,12 +86,12 @@ options:
 func zaddStart(c *sdk.Ctx) {
 	flags := c.N[0]
 	first := int(c.N[1])
-	if flags&(zaddGT|zaddLT) != 0 || flags&zaddIncr != 0 && flags&(zaddNX|zaddXX) != 0 {
+	if flags&(kit.ZAddGT|kit.ZAddLT) != 0 || flags&kit.ZAddIncr != 0 && flags&(kit.ZAddNX|kit.ZAddXX) != 0 {
 		zaddRead(c)
 		return
 	}
-	if flags&zaddIncr != 0 {
-		delta, _ := parseScore(c.Arg(first))
+	if flags&kit.ZAddIncr != 0 {
+		delta, _ := kit.ParseDouble(c.Arg(first))
 		// The store increments a new member from 0, so a delta of -0
 		// answers 0 (Aerospike CE 8.1.2, observed); Redis answers -0 for
 		// a new member: the read-modify-write path knows which it is.
@@ -130,7 +100,7 @@ func zaddStart(c *sdk.Ctx) {
 			return
 		}
 		c.Record(c.Arg(1)).Guard(codec.TypeZSet).
-			Put(codec.BinType, tagZSet).
+			Put(codec.BinType, kit.TagZSet).
 			MapIncrement(codec.BinValue, codec.MapOrderKeyValue, codec.Bytes(c.Arg(first+1)), codec.Float(delta))
 		c.Exec(zincrDone)
 		return
@@ -142,33 +112,16 @@ func zaddStart(c *sdk.Ctx) {
 		for j := range n {
 			ms[j] = c.Arg(first + 2*j + 1)
 		}
-		keep = kit.Dedup(ms, flags&zaddNX == 0)
+		keep = kit.Dedup(ms, flags&kit.ZAddNX == 0)
 	}
 	kv := c.Values(2 * n)[:0]
 	for j := range n {
 		if keep == nil || keep[j] {
-			s, _ := parseScore(c.Arg(first + 2*j))
-			kv = append(kv, codec.Bytes(c.Arg(first+2*j+1)), storeScore(s))
+			s, _ := kit.ParseDouble(c.Arg(first + 2*j))
+			kv = append(kv, codec.Bytes(c.Arg(first+2*j+1)), kit.StoreScore(s))
 		}
 	}
-	put := codec.MapWriteDefault | codec.MapOrderKeyValue
-	call := c.Record(c.Arg(1)).Guard(codec.TypeZSet)
-	switch {
-	case flags&zaddNX != 0:
-		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-	case flags&zaddXX != 0:
-		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-		call.Exists(codec.ExistsUpdateOnly)
-	}
-	call.MapSize(codec.BinValue)
-	if flags&zaddCH != 0 {
-		keys := c.Values(len(kv) / 2)
-		for j := range keys {
-			keys[j] = kv[2*j]
-		}
-		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
-	}
-	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, tagZSet)
+	kit.ZAddCall(c, c.Arg(1), flags, kv)
 	c.Exec(zaddDone)
 }
 
@@ -184,13 +137,8 @@ func zaddDone(c *sdk.Ctx) {
 		failed(c, r)
 		return
 	}
-	if c.N[0]&zaddCH == 0 {
-		// Op 0 is the size before, op 1 the put's size after.
-		c.Reply().Int(kit.IntOf(r.Value(1)) - kit.IntOf(r.Value(0)))
-		return
-	}
-	res := zaddSimulate(c, r.Value(1).List, nil)
-	c.Reply().Int(int64(res.added + res.updated))
+	members, scores := zaddPairs(c)
+	c.Reply().Int(kit.ZAddCount(r, c.N[0], members, scores))
 }
 
 func zincrDone(c *sdk.Ctx) {
@@ -236,18 +184,19 @@ func zaddModify(c *sdk.Ctx) {
 		return
 	}
 	var writes []codec.Value
-	res := zaddSimulate(c, old, &writes)
-	if res.nan {
+	members, scores := zaddPairs(c)
+	res := kit.ZAddApply(c.N[0], members, scores, old, &writes)
+	if res.NaN {
 		c.Error(errNaN)
 		return
 	}
 	c.B = c.B[:0]
-	if res.processed > 0 {
-		c.B = appendFloatBits(c.B, res.score)
+	if res.Processed > 0 {
+		c.B = appendFloatBits(c.B, res.Score)
 	}
-	c.N[5] = int64(res.added + res.updated)
-	if c.N[0]&zaddCH == 0 {
-		c.N[5] = int64(res.added)
+	c.N[5] = int64(res.Added + res.Updated)
+	if c.N[0]&kit.ZAddCH == 0 {
+		c.N[5] = int64(res.Added)
 	}
 	if len(writes) == 0 {
 		zaddReply(c)
@@ -259,7 +208,7 @@ func zaddModify(c *sdk.Ctx) {
 	} else {
 		call.Exists(codec.ExistsCreateOnly)
 	}
-	call.Put(codec.BinType, tagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, writes)
+	call.Put(codec.BinType, kit.TagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, writes)
 	c.Exec(zaddWritten)
 }
 
@@ -280,7 +229,7 @@ func zaddWritten(c *sdk.Ctx) {
 // zaddReply answers a read-modify-write ZADD: the score (INCR; nil when
 // nothing was done) or the count.
 func zaddReply(c *sdk.Ctx) {
-	if c.N[0]&zaddIncr == 0 {
+	if c.N[0]&kit.ZAddIncr == 0 {
 		c.Reply().Int(c.N[5])
 		return
 	}
@@ -291,72 +240,16 @@ func zaddReply(c *sdk.Ctx) {
 	replyScore(c, floatBits(c.B))
 }
 
-// zaddResult is what Redis's zsetAdd calls add up to.
-type zaddResult struct {
-	added, updated, processed int
-	score                     float64 // the last new score
-	nan                       bool
-}
-
-// zaddSimulate applies the ZADD arguments member by member to the old
-// scores (flattened member, score pairs) as Redis's zsetAdd does, and
-// appends to *writes (when not nil) the final score of every member that
-// changed.
-func zaddSimulate(c *sdk.Ctx, old []codec.Value, writes *[]codec.Value) zaddResult {
-	flags := c.N[0]
+// zaddPairs is the members and scores of the ZADD arguments, in order.
+func zaddPairs(c *sdk.Ctx) ([][]byte, []float64) {
 	first := int(c.N[1])
-	cur := make(map[string]float64, len(old)/2)
-	for i := 0; i+1 < len(old); i += 2 {
-		cur[string(old[i].Bytes)] = codec.ScoreOf(&old[i+1])
+	n := (c.NArg() - first) / 2
+	members, scores := make([][]byte, n), make([]float64, n)
+	for j := range n {
+		scores[j], _ = kit.ParseDouble(c.Arg(first + 2*j))
+		members[j] = c.Arg(first + 2*j + 1)
 	}
-	var res zaddResult
-	var dirty []string
-	for j := first; j+1 < c.NArg(); j += 2 {
-		s, _ := parseScore(c.Arg(j))
-		m := string(c.Arg(j + 1))
-		v, exists := cur[m]
-		if !exists {
-			if flags&zaddXX != 0 {
-				continue
-			}
-			cur[m] = s
-			res.added++
-			res.processed++
-			res.score = s
-			dirty = append(dirty, m)
-			continue
-		}
-		if flags&zaddNX != 0 {
-			continue
-		}
-		if flags&zaddIncr != 0 {
-			s += v
-			if math.IsNaN(s) {
-				res.nan = true
-				return res
-			}
-		}
-		if (flags&zaddLT != 0 && s >= v) || (flags&zaddGT != 0 && s <= v) {
-			continue
-		}
-		res.processed++
-		res.score = s
-		if s != v {
-			cur[m] = s
-			res.updated++
-			dirty = append(dirty, m)
-		}
-	}
-	if writes != nil {
-		seen := make(map[string]bool, len(dirty))
-		for _, m := range dirty {
-			if !seen[m] {
-				seen[m] = true
-				*writes = append(*writes, codec.Bytes([]byte(m)), storeScore(cur[m]))
-			}
-		}
-	}
-	return res
+	return members, scores
 }
 
 // appendFloatBits and floatBits keep a float in Ctx.B between steps.

@@ -441,31 +441,5 @@ func zrangeAnswer(c *sdk.Ctx, kv []codec.Value) {
 	src := c.Arg(2)
 	st := &kit.DestStore{Dst: c.Arg(1), Srcs: [][]byte{src}, Gens: []uint32{c.Result(0).Generation},
 		Restart: func(c *sdk.Ctx) { zrangeStart(c, 2, kindAuto, -1) }}
-	storeItems(c, st, kv, nil)
-}
-
-// storeItems writes st.Dst as a sorted set of the items (flattened
-// member, score pairs), or deletes it when there are none, and answers the
-// count, as kit.DestStore does (the write clears the key's TTL, as Redis's
-// does). d is the destination's all-bins read when the sources' batch read
-// it, or nil to read it first.
-func storeItems(c *sdk.Ctx, st *kit.DestStore, kv []codec.Value, d *codec.Result) {
-	n := len(kv) / 2
-	st.Size = int64(n)
-	if n > 0 {
-		// Copied: reading the destination first reuses the result.
-		out := make([]codec.Value, 2*n)
-		for i := range n {
-			out[2*i] = kit.Clone(kv[2*i])
-			out[2*i+1] = storeScore(codec.ScoreOf(&kv[2*i+1]))
-		}
-		st.Fill = func(call *codec.Call) {
-			call.Put(codec.BinType, tagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, out)
-		}
-	}
-	if d == nil {
-		st.Start(c)
-		return
-	}
-	st.Write(c, d)
+	kit.StoreZSet(c, st, kv, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/sdktest"
@@ -156,9 +157,9 @@ func TestParseScore(t *testing.T) {
 		{"", 0, false}, {" 1", 0, false}, {"1 ", 0, false}, {"nan", 0, false}, {"1e400", 0, false},
 		{"1e-400", 0, false}, {"0x1p-2000", 0, false}, {"1_0", 0, false}, {"0x", 0, false}, {"1\x002", 0, false},
 	} {
-		f, ok := parseScore([]byte(c.s))
+		f, ok := kit.ParseDouble([]byte(c.s))
 		if ok != c.ok || (ok && f != c.f) {
-			t.Errorf("parseScore(%q) = %v, %v; want %v, %v", c.s, f, ok, c.f, c.ok)
+			t.Errorf("kit.ParseDouble(%q) = %v, %v; want %v, %v", c.s, f, ok, c.f, c.ok)
 		}
 	}
 	for _, c := range []struct {

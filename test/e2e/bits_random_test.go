@@ -13,13 +13,8 @@ import (
 // compares every raw reply. RESPIKE_BITS_SEED replays a seed; the seed is
 // logged on failure together with the commands that led there.
 func TestBitsRandomAgainstRedis(t *testing.T) {
-	steps := 3000
-	if testing.Short() {
-		steps = 800
-	}
-	randomAgainstRedis(t, "RESPIKE_BITS_SEED", 0xb175, steps, func(r *rand.Rand) func() []string {
-		return (&bgen{r: r}).command
-	})
+	runRandom(t, randomSpec{seedEnv: "RESPIKE_BITS_SEED", salt: 0xb175, steps: 3000, proto3: true,
+		command: func(r *rand.Rand) []string { return (&bgen{r: r}).command() }})
 }
 
 // bgen draws random bit commands.

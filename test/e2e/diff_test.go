@@ -347,6 +347,7 @@ type diffConn struct {
 	redis   *RawConn
 	respike *RawConn
 	proto3  bool
+	addr    string // respike's address; "" for the e2e daemon
 }
 
 func (d *diffConn) connect() {
@@ -355,7 +356,11 @@ func (d *diffConn) connect() {
 	if d.redis, err = DialRaw(redisServer(d.t).Addr); err != nil {
 		d.t.Fatal(err)
 	}
-	if d.respike, err = DialRaw(env.daemon.Addr); err != nil {
+	addr := d.addr
+	if addr == "" {
+		addr = env.daemon.Addr
+	}
+	if d.respike, err = DialRaw(addr); err != nil {
 		d.t.Fatal(err)
 	}
 	if d.proto3 {
@@ -379,9 +384,12 @@ func (d *diffConn) hello3() {
 }
 
 // flushBoth empties both servers.
-func flushBoth(t *testing.T) {
+func flushBoth(t *testing.T) { t.Helper(); flushOn(t, env.daemon.Addr) }
+
+// flushOn empties redis-server and the respike daemon at addr.
+func flushOn(t *testing.T, respikeAddr string) {
 	t.Helper()
-	for _, addr := range []string{redisServer(t).Addr, env.daemon.Addr} {
+	for _, addr := range []string{redisServer(t).Addr, respikeAddr} {
 		c, err := DialRaw(addr)
 		if err != nil {
 			t.Fatal(err)
@@ -440,8 +448,18 @@ func (d *diffConn) pipeline(lines []scriptLine) {
 // runScript plays one script and reports every mismatch; pipelined, it
 // sends each run of lines that allow it as one pipeline.
 func runScript(t *testing.T, lines []scriptLine, pipelined bool) {
-	flushBoth(t)
-	d := &diffConn{t: t}
+	runScriptOn(t, "", lines, pipelined)
+}
+
+// runScriptOn is runScript against the respike daemon at addr ("" for
+// the e2e daemon).
+func runScriptOn(t *testing.T, addr string, lines []scriptLine, pipelined bool) {
+	if addr == "" {
+		flushBoth(t)
+	} else {
+		flushOn(t, addr)
+	}
+	d := &diffConn{t: t, addr: addr}
 	d.connect()
 	defer func() { d.close() }()
 	for i := 0; i < len(lines); i++ {

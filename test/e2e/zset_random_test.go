@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -18,64 +16,8 @@ import (
 // on a key whose scores are all 0, where Redis's order is defined; the
 // algebra combines at most two sources, so that SUM adds in one order.
 func TestZSetRandomAgainstRedis(t *testing.T) {
-	steps := 4000
-	if testing.Short() {
-		steps = 1000
-	}
-	randomAgainstRedis(t, "RESPIKE_ZSET_SEED", 0x5eed, steps, func(r *rand.Rand) func() []string {
-		return (&zgen{r: r}).command
-	})
-}
-
-// randomAgainstRedis plays steps commands drawn by the generator that
-// gen makes from a seeded source against redis-server and respike, in
-// RESP2 then (from half way) RESP3, and compares every raw reply. The
-// seed is random, or the value of the environment variable seedVar; a
-// failure logs it with the commands that led there.
-func randomAgainstRedis(t *testing.T, seedVar string, stream uint64, steps int, gen func(r *rand.Rand) func() []string) {
-	seed := uint64(rand.Int64())
-	if s := os.Getenv(seedVar); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", seedVar, err)
-		}
-		seed = n
-	}
-	redisServer(t)
-	flushBoth(t)
-	d := &diffConn{t: t}
-	d.connect()
-	defer func() { d.close() }()
-	next := gen(rand.New(rand.NewPCG(seed, stream)))
-	var history []string
-	for i := range steps {
-		if i == steps/2 {
-			d.proto3 = true
-			d.hello3()
-			history = append(history, "HELLO 3")
-		}
-		args := next()
-		history = append(history, strings.Join(quoteAll(args), " "))
-		theirs, err1 := d.redis.Do(args...)
-		ours, err2 := d.respike.Do(args...)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("seed %d, step %d: %v / %v", seed, i, err1, err2)
-		}
-		if theirs != ours {
-			from := max(0, len(history)-30)
-			t.Fatalf("seed %d (%s=%d replays it), step %d: %s\n  redis:   %q\n  respike: %q\nlast commands:\n  %s",
-				seed, seedVar, seed, i, history[len(history)-1], theirs, ours, strings.Join(history[from:], "\n  "))
-		}
-	}
-}
-
-// quoteAll quotes arguments for the failure report.
-func quoteAll(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = strconv.Quote(a)
-	}
-	return out
+	runRandom(t, randomSpec{seedEnv: "RESPIKE_ZSET_SEED", salt: 0x5eed, steps: 4000, proto3: true,
+		command: func(r *rand.Rand) []string { return (&zgen{r: r}).command() }})
 }
 
 // zgen draws random sorted-set commands.

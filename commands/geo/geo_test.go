@@ -1,0 +1,196 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/respike/respike/commands/internal/cmdtest"
+)
+
+// glibcCases are arguments where Go's math package and glibc 2.36 (the
+// libm redis-server uses on Debian 12) disagree, with glibc's result:
+// the distance must follow glibc.
+var glibcCases = []struct {
+	f       string
+	x, want uint64
+}{
+	{"asin", 0x3fefe3ba84400cbb, 0x3ff7cd97182c75d0},
+	{"cos", 0xbff3be5bba1a958c, 0x3fd526bd4598ba02},
+	{"sin", 0xbff7257c68989539, 0xbfefc0f43f3aa520},
+	{"sin", 0xc007283ab114f162, 0xbfcf4a0af0107465},
+	{"asin", 0x3fdbd34e69362f1e, 0x3fdcc947e27f4062},
+	{"cos", 0x3fe7fe80d9905837, 0x3fe76b03eb4af4af},
+	{"asin", 0x3fcb6694786ee714, 0x3fcb9d4a3122574d},
+	{"cos", 0xbfe44a200ae47fbb, 0x3fe9c7c4a0534540},
+	{"sin", 0x3ff29e4d85bcd893, 0x3fed6255e8a8085a},
+	{"asin", 0x3feae522ee7f5622, 0x3feff0db41d2dee2},
+	{"sin", 0xbff4cc3a9c511eb2, 0xbfeed529bebb569a},
+	{"asin", 0x3fe599345e2e85fc, 0x3fe7b57268108d77},
+	{"asin", 0x3fe91f0e8ce0b1fa, 0x3fece36e303b32ea},
+	{"cos", 0x3fe35bde4a157001, 0x3fea521a63450595},
+	{"asin", 0x3fe0c1ceeed17a35, 0x3fe1a2ef1094d429},
+	{"cos", 0xbff2d91e8c04a5b4, 0x3fd87f3dd69c44d1},
+	{"asin", 0x3fe7c67188a6fec8, 0x3feaccd2d1f4fb63},
+	{"sin", 0xbffb61292d373b5b, 0xbfefaf5d04b8c0e3},
+	{"cos", 0x3fd52da59bf55012, 0x3fee438ea370a13b},
+	{"sin", 0x40026514f57dee38, 0x3fe7e0542b2de5d7},
+	{"sin", 0xbff32c1323e53c7d, 0xbfedce16c0867ab3},
+	{"cos", 0xbfea7f07cad5ce89, 0x3fe5a49f0f7f7266},
+	{"cos", 0xbfedcdb92fcabede, 0x3fe31880ad67c9c3},
+	{"sin", 0xbfefe3368350f8f8, 0xbfeaddbbeba13407},
+}
+
+func TestTrigMatchesGlibc(t *testing.T) {
+	for _, c := range glibcCases {
+		x := math.Float64frombits(c.x)
+		var got float64
+		switch c.f {
+		case "sin":
+			got = sinCR(x)
+		case "cos":
+			got = cosCR(x)
+		default:
+			got = asinCR(x)
+		}
+		if math.Float64bits(got) != c.want {
+			t.Errorf("%s(%v) = %v, glibc %v", c.f, x, got, math.Float64frombits(c.want))
+		}
+	}
+}
+
+// The fast paths agree with the full double-double evaluation.
+func TestTrigFastPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		x := (r.Float64()*2 - 1) * math.Pi
+		if sinCR(x) != crSin(x) {
+			t.Fatalf("sin(%v): fast %v, full %v", x, sinCR(x), crSin(x))
+		}
+		if cosCR(x) != crCos(x) {
+			t.Fatalf("cos(%v): fast %v, full %v", x, cosCR(x), crCos(x))
+		}
+		y := r.Float64() * math.Pow(10, -float64(r.IntN(8)))
+		if asinCR(y) != crAsin(y) {
+			t.Fatalf("asin(%v): fast %v, full %v", y, asinCR(y), crAsin(y))
+		}
+	}
+}
+
+// Known Redis values: GEOADD Sicily's scores and GEODIST's distance.
+func TestGeohashKnownValues(t *testing.T) {
+	if s := scoreOf(13.361389, 38.115556); s != 3479099956230698 {
+		t.Errorf("score of Palermo = %v", s)
+	}
+	lon, lat, _ := position(3479099956230698)
+	if got := string(appendHuman(nil, lon)) + "," + string(appendHuman(nil, lat)); got != "13.36138933897018433,38.11555639549629859" {
+		t.Errorf("position of Palermo = %s", got)
+	}
+	lon2, lat2, _ := position(scoreOf(15.087269, 37.502669))
+	if d := distance(lon, lat, lon2, lat2); math.Abs(d-166274.1516) > 0.00005 {
+		t.Errorf("Palermo-Catania = %.4f", d)
+	}
+}
+
+// The manifest describes every command as Redis 7.0's COMMAND INFO does
+// (name, arity, key positions).
+func TestManifest(t *testing.T) {
+	cmdtest.CheckManifest(t, "geo", "geo", map[string]cmdtest.Spec{
+		"geoadd": {-5, 1, 1}, "geopos": {-2, 1, 1}, "geodist": {-4, 1, 1}, "geohash": {-2, 1, 1},
+		"geosearch": {-7, 1, 1}, "geosearchstore": {-8, 1, 2}, "georadius": {-6, 1, 1},
+		"georadiusbymember": {-5, 1, 1}, "georadius_ro": {-6, 1, 1}, "georadiusbymember_ro": {-5, 1, 1},
+	})
+}
+
+// within's cheap tests (latitude band, longitude band, the haversine's a,
+// Go's math with an error bound) decide exactly as Redis's full test:
+// random shapes anywhere, members near their edges.
+func TestWithinMatchesExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		sh := shape{lon: r.Float64()*360 - 180, lat: (r.Float64()*2 - 1) * latMax, conversion: 1}
+		size := math.Pow(10, r.Float64()*7.3) // 1 m to 20,000 km
+		if r.IntN(2) == 0 {
+			sh.kind, sh.radius = circular, size
+		} else {
+			sh.kind, sh.width, sh.height = rectangle, size, size*(0.2+r.Float64()*2)
+		}
+		for range 20 {
+			// A member around the edge: a random direction, a distance
+			// near the size.
+			d := size * (0.9 + 0.2*r.Float64()) / earthRadius
+			lat := min(max(sh.lat+radToDeg(d)*(r.Float64()*2-1), latMin), latMax)
+			lon := sh.lon + radToDeg(d)*(r.Float64()*2-1)/math.Max(math.Cos(degToRad(lat)), 0.01)
+			lon = math.Mod(lon+540, 360) - 180
+			var want bool
+			if sh.kind == circular {
+				want = distance(sh.lon, sh.lat, lon, lat) <= sh.radius
+			} else {
+				want = latDistance(lat, sh.lat) <= sh.height/2 && distance(lon, lat, sh.lon, lat) <= sh.width/2
+			}
+			dist, gotErr, got := sh.within(lon, lat)
+			if got != want {
+				t.Fatalf("%+v, member %v,%v: within %v, exact %v", sh, lon, lat, got, want)
+			}
+			if got {
+				exact := distance(sh.lon, sh.lat, lon, lat)
+				if math.Abs(dist-exact) > gotErr {
+					t.Fatalf("%+v, member %v,%v: distance %v±%v, exact %v", sh, lon, lat, dist, gotErr, exact)
+				}
+			}
+		}
+	}
+}
+
+// Every member a search keeps lies in the ranges it reads: the narrowing
+// to sub-cells never drops a member Redis would answer.
+func TestScanRangesCoverTheShape(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 5000 {
+		sh := shape{lon: r.Float64()*360 - 180, lat: (r.Float64()*2 - 1) * latMax, conversion: 1}
+		if i%4 == 0 {
+			sh.lon = 180
+		}
+		size := math.Pow(10, r.Float64()*9.3-2) // 1 cm to 20,000 km
+		if r.IntN(2) == 0 {
+			sh.kind, sh.radius = circular, size
+		} else {
+			sh.kind, sh.width, sh.height = rectangle, size, size*(0.2+r.Float64()*2)
+		}
+		ranges := sh.scanRanges()
+		for range 40 {
+			d := size * r.Float64() * 1.05 / earthRadius
+			lat := min(max(sh.lat+radToDeg(d)*(r.Float64()*2-1), latMin), latMax)
+			lon := sh.lon + radToDeg(d)*(r.Float64()*2-1)/math.Max(math.Cos(degToRad(lat)), 0.01)
+			lon = math.Mod(lon+540, 360) - 180
+			if r.IntN(8) == 0 {
+				lon = 180 // the overflow cells, whose scores pass 2^53
+			}
+			score := scoreOf(lon, lat)
+			plon, plat, _ := position(score)
+			if _, _, in := sh.within(plon, plat); !in {
+				continue
+			}
+			// Redis would find it only in the cells it visits; then it
+			// must be in the ranges.
+			inCells := false
+			last := -1
+			cells := sh.searchBoxes()
+			for i, h := range cells {
+				if h.zero() || last > 0 && h == cells[last] {
+					continue
+				}
+				last = i
+				lo, hi := scoreRange(h)
+				inCells = inCells || score >= float64(lo) && score < float64(hi)
+			}
+			found := false
+			for _, rg := range ranges {
+				found = found || score >= float64(rg[0]) && score < float64(rg[1])
+			}
+			if inCells && !found {
+				t.Fatalf("%+v: member %v,%v inside but not in the ranges", sh, plon, plat)
+			}
+		}
+	}
+}

@@ -1,0 +1,543 @@
+package main
+
+import "math"
+
+// The geohash arithmetic of Redis 7.0.15 (geohash.c, geohash_helper.c),
+// operation for operation, so that scores, boxes, coordinates and
+// distances come out bit for bit as redis-server's (the trigonometry is
+// libm.go's, correctly rounded, as glibc's nearly always is). Products are wrapped
+// in float64() where a sum follows: Go may fuse a*b+c into one FMA, which
+// rounds once where C rounds twice, and an explicit conversion forbids it.
+
+// Limits of the coordinates a geo set holds (EPSG:900913).
+const (
+	lonMin = -180.0
+	lonMax = 180.0
+	latMin = -85.05112878
+	latMax = 85.05112878
+
+	stepMax = 26 // 26*2 = 52 bits
+
+	earthRadius = 6372797.560856 // meters, as Redis
+	mercatorMax = 20037726.37
+	degRad      = math.Pi / 180.0
+)
+
+// hashBits is a geohash of step*2 bits (GeoHashBits).
+type hashBits struct {
+	bits uint64
+	step uint8
+}
+
+func (h hashBits) zero() bool { return h.bits == 0 && h.step == 0 }
+
+// span is a coordinate interval (GeoHashRange).
+type span struct{ min, max float64 }
+
+// box is the area a geohash covers (GeoHashArea).
+type box struct {
+	hash     hashBits
+	lon, lat span
+}
+
+var (
+	lonSpan = span{lonMin, lonMax}
+	latSpan = span{latMin, latMax}
+)
+
+// interleave64 puts the bits of x in the even positions and those of y in
+// the odd ones. Straight-line, as in C: a loop costs a fuel check per
+// iteration in the host's instrumented modules.
+func interleave64(xlo, ylo uint32) uint64 {
+	x, y := uint64(xlo), uint64(ylo)
+	x = (x | x<<16) & 0x0000FFFF0000FFFF
+	y = (y | y<<16) & 0x0000FFFF0000FFFF
+	x = (x | x<<8) & 0x00FF00FF00FF00FF
+	y = (y | y<<8) & 0x00FF00FF00FF00FF
+	x = (x | x<<4) & 0x0F0F0F0F0F0F0F0F
+	y = (y | y<<4) & 0x0F0F0F0F0F0F0F0F
+	x = (x | x<<2) & 0x3333333333333333
+	y = (y | y<<2) & 0x3333333333333333
+	x = (x | x<<1) & 0x5555555555555555
+	y = (y | y<<1) & 0x5555555555555555
+	return x | y<<1
+}
+
+// deinterleave64 undoes interleave64: x in the low 32 bits, y in the high.
+func deinterleave64(v uint64) uint64 {
+	x, y := v, v>>1
+	x &= 0x5555555555555555
+	y &= 0x5555555555555555
+	x = (x | x>>1) & 0x3333333333333333
+	y = (y | y>>1) & 0x3333333333333333
+	x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
+	y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
+	x = (x | x>>4) & 0x00FF00FF00FF00FF
+	y = (y | y>>4) & 0x00FF00FF00FF00FF
+	x = (x | x>>8) & 0x0000FFFF0000FFFF
+	y = (y | y>>8) & 0x0000FFFF0000FFFF
+	x = (x | x>>16) & 0x00000000FFFFFFFF
+	y = (y | y>>16) & 0x00000000FFFFFFFF
+	return x | y<<32
+}
+
+// encode is geohashEncode: false outside the geo limits or the spans.
+func encode(lonR, latR span, lon, lat float64, step uint8) (hashBits, bool) {
+	if step > 32 || step == 0 {
+		return hashBits{}, false
+	}
+	if lon > lonMax || lon < lonMin || lat > latMax || lat < latMin {
+		return hashBits{}, false
+	}
+	if lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
+		return hashBits{}, false
+	}
+	latOff := (lat - latR.min) / (latR.max - latR.min)
+	lonOff := (lon - lonR.min) / (lonR.max - lonR.min)
+	latOff *= float64(uint64(1) << step)
+	lonOff *= float64(uint64(1) << step)
+	return hashBits{bits: interleave64(uint32(latOff), uint32(lonOff)), step: step}, true
+}
+
+// decode is geohashDecode: the area a hash covers.
+func decode(lonR, latR span, h hashBits) (box, bool) {
+	if h.zero() {
+		return box{}, false
+	}
+	sep := deinterleave64(h.bits)
+	latScale := latR.max - latR.min
+	lonScale := lonR.max - lonR.min
+	ilato := uint32(sep)
+	ilono := uint32(sep >> 32)
+	div := float64(uint64(1) << h.step)
+	a := box{hash: h}
+	a.lat.min = latR.min + float64(float64(ilato)*1.0/div*latScale)
+	a.lat.max = latR.min + float64((float64(ilato)+1)*1.0/div*latScale)
+	a.lon.min = lonR.min + float64(float64(ilono)*1.0/div*lonScale)
+	a.lon.max = lonR.min + float64((float64(ilono)+1)*1.0/div*lonScale)
+	return a, true
+}
+
+// scoreOf is the score GEOADD gives a position: its 52-bit hash, as the
+// float ZADD parses from its decimal form.
+func scoreOf(lon, lat float64) float64 {
+	h, _ := encode(lonSpan, latSpan, lon, lat, stepMax)
+	return float64(align52(h))
+}
+
+// align52 is geohashAlign52Bits.
+func align52(h hashBits) uint64 { return h.bits << (52 - uint(h.step)*2) }
+
+// position is decodeGeohash: the centre of the 52-bit cell of a score,
+// clamped to the limits.
+func position(score float64) (lon, lat float64, ok bool) {
+	a, ok := decode(lonSpan, latSpan, hashBits{bits: uint64(score), step: stepMax})
+	if !ok {
+		return 0, 0, false
+	}
+	lon = (a.lon.min + a.lon.max) / 2
+	lon = min(max(lon, lonMin), lonMax)
+	lat = (a.lat.min + a.lat.max) / 2
+	lat = min(max(lat, latMin), latMax)
+	return lon, lat, true
+}
+
+func degToRad(d float64) float64 { return d * degRad }
+func radToDeg(r float64) float64 { return r / degRad }
+
+// distance is geohashGetDistance (Redis 7.0.15): the haversine
+// great-circle distance in meters; along a meridian (the half longitude
+// difference's sine is 0) the arc of the latitudes.
+func distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
+	lon1r, lon2r := degToRad(lon1d), degToRad(lon2d)
+	v := sinCR((lon2r - lon1r) / 2)
+	if v == 0 {
+		return latDistance(lat1d, lat2d)
+	}
+	lat1r, lat2r := degToRad(lat1d), degToRad(lat2d)
+	u := sinCR((lat2r - lat1r) / 2)
+	a := float64(u*u) + float64(float64(cosCR(lat1r)*cosCR(lat2r))*v*v)
+	return 2.0 * earthRadius * asinCR(math.Sqrt(a))
+}
+
+// latDistance is geohashGetLatDistance: the distance between two
+// latitudes on one meridian.
+func latDistance(lat1d, lat2d float64) float64 {
+	return earthRadius * math.Abs(degToRad(lat2d)-degToRad(lat1d))
+}
+
+// stepsByRadius is geohashEstimateStepsByRadius.
+func stepsByRadius(meters, lat float64) uint8 {
+	if meters == 0 {
+		return 26
+	}
+	step := 1
+	for meters < mercatorMax {
+		meters *= 2
+		step++
+	}
+	step -= 2
+	if lat > 66 || lat < -66 {
+		step--
+		if lat > 80 || lat < -80 {
+			step--
+		}
+	}
+	return uint8(min(max(step, 1), 26))
+}
+
+// moveX and moveY are geohash_move_x and geohash_move_y: the neighbour
+// cell d (±1) east or north.
+func moveX(h *hashBits, d int) { move(h, d, 0xaaaaaaaaaaaaaaaa) }
+func moveY(h *hashBits, d int) { move(h, d, 0x5555555555555555) }
+
+// move steps the coordinate held in the bits of mask by d, leaving the
+// other coordinate's bits as they are.
+func move(h *hashBits, d int, mask uint64) {
+	if d == 0 {
+		return
+	}
+	x := h.bits & mask
+	y := h.bits &^ mask
+	zz := ^mask >> (64 - uint(h.step)*2)
+	if d > 0 {
+		x = x + (zz + 1)
+	} else {
+		x = x | zz
+		x = x - (zz + 1)
+	}
+	x &= mask >> (64 - uint(h.step)*2)
+	h.bits = x | y
+}
+
+// Shape kinds.
+const (
+	circular = iota + 1
+	rectangle
+)
+
+// shape is a search area (GeoShape): a centre, a radius or a box, and the
+// unit's size in meters.
+type shape struct {
+	kind          int
+	lon, lat      float64
+	radius        float64 // circular, in the unit
+	width, height float64 // rectangle, in the unit
+	conversion    float64
+	bounds        [4]float64 // min lon, min lat, max lon, max lat
+	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
+}
+
+// boundingBox is geohashBoundingBox.
+func (s *shape) boundingBox() {
+	height, width := s.radius, s.radius
+	if s.kind != circular {
+		height, width = s.height/2, s.width/2
+	}
+	height *= s.conversion
+	width *= s.conversion
+	latDelta := radToDeg(height / earthRadius)
+	lonDeltaTop := radToDeg(width / earthRadius / cosCR(degToRad(s.lat+latDelta)))
+	lonDeltaBottom := radToDeg(width / earthRadius / cosCR(degToRad(s.lat-latDelta)))
+	if s.lat < 0 {
+		s.bounds[0] = s.lon - lonDeltaBottom
+		s.bounds[2] = s.lon + lonDeltaBottom
+	} else {
+		s.bounds[0] = s.lon - lonDeltaTop
+		s.bounds[2] = s.lon + lonDeltaTop
+	}
+	s.bounds[1] = s.lat - latDelta
+	s.bounds[3] = s.lat + latDelta
+}
+
+// searchBoxes is geohashCalculateAreasByShapeWGS84 followed by the order
+// membersOfAllNeighbors visits the cells in: the centre cell, then north,
+// south, east, west, north-east, north-west, south-east, south-west; an
+// excluded neighbour is the zero hash.
+func (s *shape) searchBoxes() [9]hashBits {
+	s.boundingBox()
+	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]
+	radiusMeters := s.radius
+	if s.kind != circular {
+		radiusMeters = math.Sqrt(float64((s.width/2)*(s.width/2)) + float64((s.height/2)*(s.height/2)))
+	}
+	radiusMeters *= s.conversion
+	steps := stepsByRadius(radiusMeters, s.lat)
+	hash, _ := encode(lonSpan, latSpan, s.lon, s.lat, steps)
+	nb := neighbours(hash)
+	area, _ := decode(lonSpan, latSpan, hash)
+	north, _ := decode(lonSpan, latSpan, nb[1])
+	south, _ := decode(lonSpan, latSpan, nb[2])
+	east, _ := decode(lonSpan, latSpan, nb[3])
+	west, _ := decode(lonSpan, latSpan, nb[4])
+	decrease := north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon
+	if steps > 1 && decrease {
+		steps--
+		hash, _ = encode(lonSpan, latSpan, s.lon, s.lat, steps)
+		nb = neighbours(hash)
+		area, _ = decode(lonSpan, latSpan, hash)
+	}
+	if steps >= 2 {
+		if area.lat.min < minLat {
+			nb[2], nb[8], nb[7] = hashBits{}, hashBits{}, hashBits{} // south, south-west, south-east
+		}
+		if area.lat.max > maxLat {
+			nb[1], nb[5], nb[6] = hashBits{}, hashBits{}, hashBits{} // north, north-east, north-west
+		}
+		if area.lon.min < minLon {
+			nb[4], nb[8], nb[6] = hashBits{}, hashBits{}, hashBits{} // west, south-west, north-west
+		}
+		if area.lon.max > maxLon {
+			nb[3], nb[7], nb[5] = hashBits{}, hashBits{}, hashBits{} // east, south-east, north-east
+		}
+	}
+	return nb
+}
+
+// neighbours is the cell and its eight neighbours (geohashNeighbors), in
+// the order searchBoxes returns them.
+func neighbours(h hashBits) [9]hashBits {
+	moves := [9][2]int{{0, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}}
+	var out [9]hashBits
+	for i, m := range moves {
+		n := h
+		if i > 0 {
+			moveX(&n, m[0])
+			moveY(&n, m[1])
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// scoreRange is scoresOfGeoHashBox: the scores [min, max) of a cell.
+func scoreRange(h hashBits) (lo, hi uint64) {
+	lo = align52(h)
+	h.bits++
+	hi = align52(h)
+	return lo, hi
+}
+
+// within is geoWithinShape's test of a member at lon, lat (Redis
+// 7.0.15): whether it is inside, and its distance from the centre in
+// meters with a bound on that distance's error: 0 when it is the exact
+// distance, the one Redis computes, else an estimate by distanceFast. A
+// box checks the latitude leg first, then the longitude leg along the
+// member's parallel.
+//
+// The exact (correctly rounded) distances cost about a microsecond in
+// WebAssembly, and a search reads every member of up to nine cells: only
+// a member whose estimate is too close to the radius (or box side) to
+// decide is measured exactly here. The answer measures exactly only what
+// the estimates cannot settle: near ties in the sort, a distance printed
+// near a rounding boundary, STOREDIST (search.exact).
+func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
+	if s.kind == circular {
+		r := s.radius * s.conversion
+		// A great-circle distance is at least the arc between the
+		// latitudes: a member further in latitude than the radius is out.
+		if math.Abs(lat-s.lat) > radToDeg(r/earthRadius)*(1+1e-9)+1e-9 {
+			return 0, 0, false
+		}
+		// And the haversine's a grows with the distance: above the a of
+		// the radius (with a margin far beyond the rounding errors) the
+		// member is out, which saves the asin of most members of the
+		// cells.
+		if s.aMax == 0 {
+			s.circleBounds(r)
+		}
+		// a ≥ cos φ1 · cos φ2 · sin²(Δλ/2), and cos φ2 is at least its
+		// smallest value in the latitude band: beyond lonMax degrees of
+		// longitude (either way round) the member is out.
+		dl := math.Abs(lon - s.lon)
+		if dl > 180 {
+			dl = 360 - dl
+		}
+		if dl > s.lonMax {
+			return 0, 0, false
+		}
+		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
+		u := math.Sin((lat2r - lat1r) / 2)
+		v := math.Sin((degToRad(lon) - degToRad(s.lon)) / 2)
+		if u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v > s.aMax {
+			return 0, 0, false
+		}
+		d, e := distanceFast(s.lon, s.lat, lon, lat)
+		switch {
+		case d-e > r:
+			return 0, 0, false
+		case d+e <= r:
+			return d, e, true
+		}
+		d = distance(s.lon, s.lat, lon, lat)
+		return d, 0, d <= r
+	}
+	if latDistance(lat, s.lat) > s.height*s.conversion/2 {
+		return 0, 0, false
+	}
+	w := s.width * s.conversion / 2
+	switch lw, e := distanceFast(lon, lat, s.lon, lat); {
+	case lw-e > w:
+		return 0, 0, false
+	case lw+e > w && distance(lon, lat, s.lon, lat) > w:
+		return 0, 0, false
+	}
+	d, e := distanceFast(s.lon, s.lat, lon, lat)
+	return d, e, true
+}
+
+// circleBounds sets the cheap tests of a circle of r meters: aMax, the
+// haversine's a of the radius, and lonMax, the longitude difference in
+// degrees beyond which a member of the latitude band is out; both with
+// margins far beyond the rounding errors of Go's math.
+func (s *shape) circleBounds(r float64) {
+	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
+	h := r / (2 * earthRadius)
+	if h >= math.Pi/2 {
+		return
+	}
+	s.aMax = math.Sin(h)*math.Sin(h)*(1+1e-9) + 1e-15
+	lat1r, band := degToRad(s.lat), r/earthRadius*(1+1e-9)
+	if math.Abs(lat1r)+band >= math.Pi/2 {
+		return // the band reaches a pole
+	}
+	k := math.Cos(lat1r) * min(math.Cos(lat1r-band), math.Cos(lat1r+band))
+	if x := s.aMax / k; k > 0 && x < 1 {
+		s.lonMax = radToDeg(2*math.Asin(math.Sqrt(x)))*(1+1e-6) + 1e-9
+	}
+}
+
+// scanRanges is the score ranges a search reads: the cells Redis visits
+// (searchBoxes, in its order, a cell equal to the last one visited
+// skipped), each narrowed to its sub-cells two steps finer that meet the
+// band (shape.band) outside which no member can be inside the shape, and
+// those merged where contiguous. Members of the cells outside the ranges
+// are ones Redis reads and drops: the members kept, and their order, are
+// Redis's, for a fraction of the reading and measuring. More than
+// maxRanges ranges fall back to the whole cells.
+func (s *shape) scanRanges() [][2]uint64 {
+	const maxRanges = 48
+	cells := s.searchBoxes()
+	var visit []hashBits
+	last := -1
+	for i, h := range cells {
+		if h.zero() || last > 0 && h == cells[last] {
+			continue
+		}
+		visit = append(visit, h)
+		last = i
+	}
+	b := s.band()
+	var out [][2]uint64
+	for _, h := range visit {
+		k := min(2, stepMax-h.step)
+		if _, hi := scoreRange(h); hi > 1<<53 {
+			// A cell of the longitude 180 overflow: its scores are not
+			// all exact as floats, so sub-ranges could collapse; it is
+			// read whole, with the float bounds Redis uses.
+			k = 0
+		}
+		if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+			continue // the whole cell is outside the band
+		}
+		first := len(out)
+		for j := uint64(0); j < 1<<(2*k); j++ {
+			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
+			if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+				continue
+			}
+			lo, hi := scoreRange(sub)
+			if len(out) > first && out[len(out)-1][1] == lo {
+				out[len(out)-1][1] = hi
+			} else {
+				out = append(out, [2]uint64{lo, hi})
+			}
+		}
+		if len(out) > maxRanges {
+			out = out[:0]
+			for _, h := range visit {
+				lo, hi := scoreRange(h)
+				out = append(out, [2]uint64{lo, hi})
+			}
+			return out
+		}
+	}
+	return out
+}
+
+// band is where a member inside a shape can be: latitudes latLo..latHi
+// and at most lonHalf degrees of longitude from the centre either way
+// round (+Inf: any), with margins far beyond rounding errors.
+type band struct{ latLo, latHi, lon, lonHalf float64 }
+
+// band bounds the shape: a circle's points are within the radius's arc in
+// latitude and within circleBounds's lonMax; a box's within half its
+// height in latitude (the arc latDistance measures) and, along their
+// parallel, within half its width: 2R·asin(cos φ·sin(Δλ/2)) ≤ w/2 with cos
+// φ at least its smallest value in the band.
+func (s *shape) band() band {
+	b := band{lon: s.lon, lonHalf: math.Inf(1)}
+	var dlat float64
+	if s.kind == circular {
+		r := s.radius * s.conversion
+		s.circleBounds(r)
+		dlat, b.lonHalf = radToDeg(r/earthRadius), s.lonMax
+	} else {
+		dlat = radToDeg(s.height * s.conversion / 2 / earthRadius)
+		lat1r, bandR := degToRad(s.lat), degToRad(dlat)*(1+1e-9)
+		h := s.width * s.conversion / 2 / (2 * earthRadius)
+		if math.Abs(lat1r)+bandR < math.Pi/2 && h < math.Pi/2 {
+			cmin := min(math.Cos(lat1r-bandR), math.Cos(lat1r+bandR))
+			if x := math.Sin(h) / cmin; x < 1 {
+				b.lonHalf = radToDeg(2*math.Asin(x))*(1+1e-6) + 1e-9
+			}
+		}
+	}
+	dlat = dlat*(1+1e-9) + 1e-9
+	b.latLo, b.latHi = s.lat-dlat, s.lat+dlat
+	return b
+}
+
+// meets reports whether area a may hold a point of the band.
+func (b band) meets(a box) bool {
+	const eps = 1e-9 // positions are cell centres computed in floats
+	if a.lat.max+eps < b.latLo || a.lat.min-eps > b.latHi {
+		return false
+	}
+	if b.lonHalf >= 180 {
+		return true
+	}
+	for _, shift := range [3]float64{-360, 0, 360} {
+		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
+		if a.lon.max+eps >= lo && a.lon.min-eps <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// distanceFast is distance with Go's sin, cos and asin, and a bound on
+// how far it may be from distance: Go's functions are within a few units
+// in the last place, which the haversine turns into at most about 1e-15
+// relative; the bound allows 1e-13, times the growth of asin's error near
+// 1 (within metres of the antipode the bound is the whole distance, so
+// the exact distance decides).
+func distanceFast(lon1d, lat1d, lon2d, lat2d float64) (d, errBound float64) {
+	lat1r, lon1r := degToRad(lat1d), degToRad(lon1d)
+	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
+	u := math.Sin((lat2r - lat1r) / 2)
+	v := math.Sin((lon2r - lon1r) / 2)
+	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	sq := math.Sqrt(a)
+	as := math.Asin(sq)
+	d = 2.0 * earthRadius * as
+	growth := 1.0
+	if sq > 0.5 {
+		c := math.Sqrt(max(1-sq*sq, 0))
+		if c < 1e-6 {
+			return d, d + 1
+		}
+		growth = sq / (c * as)
+	}
+	return d, d*1e-13*growth + 1e-9
+}

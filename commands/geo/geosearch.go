@@ -1,0 +1,517 @@
+package main
+
+import (
+	"math"
+	"slices"
+
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func init() {
+	ro := []string{"readonly"}
+	rw := []string{"write", "denyoom"}
+	// GEORADIUS and GEORADIUSBYMEMBER may write a key their manifest
+	// cannot place (STORE dst): movablekeys, as Redis says, so that a
+	// pipeline never runs them beside a command on that key.
+	rwm := []string{"write", "denyoom", "movablekeys"}
+	cmd := func(name string, arity int, flags []string, last int, since, summary string, mode int) sdk.Command {
+		return sdk.Command{
+			Name: name, Arity: arity, Flags: flags, FirstKey: 1, LastKey: last, Step: 1,
+			Group: "geo", Since: since, Summary: summary,
+			Run: func(c *sdk.Ctx) { searchStart(c, mode) },
+		}
+	}
+	sdk.Register(
+		cmd("geosearch", -7, ro, 1, "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle.", modeSearch),
+		cmd("geosearchstore", -8, rw, 2, "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", modeSearch|modeSearchStore),
+		cmd("georadius", -6, rwm, 1, "3.2.0", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", modeCoords),
+		cmd("georadiusbymember", -5, rwm, 1, "3.2.0", "Queries a geospatial index for members within a distance from a member, optionally stores the result.", modeMember),
+		cmd("georadius_ro", -6, ro, 1, "3.2.10", "Returns members from a geospatial index that are within a distance from a coordinate.", modeCoords|modeNoStore),
+		cmd("georadiusbymember_ro", -5, ro, 1, "3.2.10", "Returns members from a geospatial index that are within a distance from a member.", modeMember|modeNoStore),
+	)
+}
+
+// The variants of Redis's georadiusGeneric.
+const (
+	modeCoords      = 1 << iota // search around a position (GEORADIUS)
+	modeMember                  // search around a member (GEORADIUSBYMEMBER)
+	modeNoStore                 // no STORE or STOREDIST (the _RO forms)
+	modeSearch                  // GEOSEARCH's arguments
+	modeSearchStore             // GEOSEARCHSTORE
+)
+
+// Sort orders.
+const (
+	sortNone = iota
+	sortAsc
+	sortDesc
+)
+
+// search is a parsed search command.
+type search struct {
+	mode      int
+	src       int // the argument index of the geo set
+	store     int // the argument index of the destination, or 0
+	storeDist bool
+	withDist  bool
+	withHash  bool
+	withCoord bool
+	sort      int
+	any       bool
+	count     int64
+	sh        shape
+}
+
+// What parsing a search command decided.
+const (
+	parsedSearch  = iota // search s.sh
+	parsedError          // answer msg
+	parsedMissing        // the key does not exist: an empty answer
+)
+
+// keyView is what the parser knows of the source key: whether it exists,
+// and how to find a member's position.
+type keyView struct {
+	exists bool
+	lookup func(member []byte) (lon, lat float64, found bool)
+}
+
+// parse is georadiusGeneric's argument handling, in Redis's order, so
+// that the same error wins; the source's existence and members come from
+// kv.
+func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string) {
+	s = &search{mode: mode, src: 1}
+	var base int
+	switch {
+	case mode&modeCoords != 0:
+		base = 6
+		s.sh.kind = circular
+		lon, lat, m := parseLonLat(c.Arg(2), c.Arg(3))
+		if m != "" {
+			return nil, parsedError, m
+		}
+		s.sh.lon, s.sh.lat = lon, lat
+		if m := parseDistance(c.Arg(4), c.Arg(5), &s.sh); m != "" {
+			return nil, parsedError, m
+		}
+	case mode&modeMember != 0 && !kv.exists:
+		base = 5
+	case mode&modeMember != 0:
+		base = 5
+		s.sh.kind = circular
+		lon, lat, found := kv.lookup(c.Arg(2))
+		if !found {
+			return nil, parsedError, errNoMember
+		}
+		s.sh.lon, s.sh.lat = lon, lat
+		if m := parseDistance(c.Arg(3), c.Arg(4), &s.sh); m != "" {
+			return nil, parsedError, m
+		}
+	default: // modeSearch
+		base = 2
+		if mode&modeSearchStore != 0 {
+			base = 3
+			s.src, s.store = 2, 1
+		}
+	}
+	var fromMember, fromLoc, byRadius, byBox bool
+	remaining := c.NArg() - base
+	for i := 0; i < remaining; i++ {
+		arg := c.Arg(base + i)
+		next := func(k int) []byte { return c.Arg(base + i + k) }
+		switch {
+		case kit.Fold(arg, "withdist"):
+			s.withDist = true
+		case kit.Fold(arg, "withhash"):
+			s.withHash = true
+		case kit.Fold(arg, "withcoord"):
+			s.withCoord = true
+		case kit.Fold(arg, "any"):
+			s.any = true
+		case kit.Fold(arg, "asc"):
+			s.sort = sortAsc
+		case kit.Fold(arg, "desc"):
+			s.sort = sortDesc
+		case kit.Fold(arg, "count") && i+1 < remaining:
+			n, ok := kit.ParseInt(next(1))
+			if !ok {
+				return nil, parsedError, kit.NotInt
+			}
+			if n <= 0 {
+				return nil, parsedError, "ERR COUNT must be > 0"
+			}
+			s.count = n
+			i++
+		case kit.Fold(arg, "store") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
+			s.store, s.storeDist = base+i+1, false
+			i++
+		case kit.Fold(arg, "storedist") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
+			s.store, s.storeDist = base+i+1, true
+			i++
+		case kit.Fold(arg, "storedist") && mode&modeSearch != 0 && mode&modeSearchStore != 0:
+			s.storeDist = true
+		case kit.Fold(arg, "frommember") && i+1 < remaining && mode&modeSearch != 0 && !fromLoc:
+			if kv.exists {
+				lon, lat, found := kv.lookup(next(1))
+				if !found {
+					return nil, parsedError, errNoMember
+				}
+				s.sh.lon, s.sh.lat = lon, lat
+			}
+			fromMember = true
+			i++
+		case kit.Fold(arg, "fromlonlat") && i+2 < remaining && mode&modeSearch != 0 && !fromMember:
+			lon, lat, m := parseLonLat(next(1), next(2))
+			if m != "" {
+				return nil, parsedError, m
+			}
+			s.sh.lon, s.sh.lat = lon, lat
+			fromLoc = true
+			i += 2
+		case kit.Fold(arg, "byradius") && i+2 < remaining && mode&modeSearch != 0 && !byBox:
+			if m := parseDistance(next(1), next(2), &s.sh); m != "" {
+				return nil, parsedError, m
+			}
+			s.sh.kind = circular
+			byRadius = true
+			i += 2
+		case kit.Fold(arg, "bybox") && i+3 < remaining && mode&modeSearch != 0 && !byRadius:
+			if m := parseBox(next(1), next(2), next(3), &s.sh); m != "" {
+				return nil, parsedError, m
+			}
+			s.sh.kind = rectangle
+			byBox = true
+			i += 3
+		default:
+			return nil, parsedError, kit.Syntax
+		}
+	}
+	if s.store != 0 && (s.withDist || s.withHash || s.withCoord) {
+		what := "STORE option in GEORADIUS"
+		if mode&modeSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		return nil, parsedError, "ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+	}
+	if mode&modeSearch != 0 && !fromMember && !fromLoc {
+		return nil, parsedError, "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(c.Arg(0))
+	}
+	if mode&modeSearch != 0 && !byRadius && !byBox {
+		return nil, parsedError, "ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(c.Arg(0))
+	}
+	if s.any && s.count == 0 {
+		return nil, parsedError, "ERR the ANY argument requires COUNT argument"
+	}
+	if !kv.exists {
+		return s, parsedMissing, ""
+	}
+	if s.count != 0 && s.sort == sortNone && !s.any {
+		s.sort = sortAsc
+	}
+	return s, parsedSearch, ""
+}
+
+// parseDistance is extractDistanceOrReply: a radius and its unit.
+func parseDistance(radius, unit []byte, sh *shape) string {
+	r, ok := kit.ParseDouble(radius)
+	if !ok {
+		return "ERR need numeric radius"
+	}
+	if r < 0 {
+		return errNegRadius
+	}
+	sh.radius = r
+	if sh.conversion = parseUnit(unit); sh.conversion == 0 {
+		return errUnit
+	}
+	return ""
+}
+
+// parseBox is extractBoxOrReply: a width, a height and their unit.
+func parseBox(width, height, unit []byte, sh *shape) string {
+	w, ok := kit.ParseDouble(width)
+	if !ok {
+		return "ERR need numeric width"
+	}
+	h, ok := kit.ParseDouble(height)
+	if !ok {
+		return "ERR need numeric height"
+	}
+	if h < 0 || w < 0 {
+		return errNegBox
+	}
+	sh.width, sh.height = w, h
+	if sh.conversion = parseUnit(unit); sh.conversion == 0 {
+		return errUnit
+	}
+	return ""
+}
+
+// searchStart parses the command as if the key existed, noting the member
+// a search around a member needs. Without one, it reads the covering
+// cells at once (searchRead), or, when an argument is wrong, only the
+// key's type, so that WRONGTYPE wins as in Redis. With one, it reads the
+// member's score first, then parses again with what it found.
+func searchStart(c *sdk.Ctx, mode int) {
+	var members [][]byte // every member the parser looked up (FROMMEMBER may repeat)
+	stub := keyView{exists: true, lookup: func(m []byte) (float64, float64, bool) {
+		members = append(members, m)
+		return 0, 0, true
+	}}
+	s, outcome, msg := parse(c, mode, stub)
+	src := c.Arg(1)
+	if mode&modeSearchStore != 0 {
+		src = c.Arg(2)
+	}
+	if members != nil {
+		readMembers(c, src, members, func(c *sdk.Ctx) {
+			r := c.Result(0)
+			if r.Code != codec.OK && r.Code != codec.NotFound {
+				kit.GuardFailed(c, r)
+				return
+			}
+			var scores map[string]float64
+			if r.Code == codec.OK {
+				scores = scoresByMember(r.Value(0).List)
+			}
+			s, outcome, msg := parse(c, mode, keyView{exists: r.Code == codec.OK, lookup: func(m []byte) (float64, float64, bool) {
+				sc, found := scores[string(m)]
+				if !found {
+					return 0, 0, false
+				}
+				return position(sc)
+			}})
+			switch outcome {
+			case parsedError:
+				c.Error(msg)
+			case parsedMissing:
+				s.answer(c, nil, nil)
+			default:
+				s.read(c)
+			}
+		})
+		return
+	}
+	if outcome == parsedError {
+		readMembers(c, src, nil, func(c *sdk.Ctx) {
+			if r := c.Result(0); r.Code != codec.OK && r.Code != codec.NotFound {
+				kit.GuardFailed(c, r)
+				return
+			}
+			c.Error(msg)
+		})
+		return
+	}
+	s.read(c)
+}
+
+// read reads the score ranges covering the search area (scanRanges), in
+// one operate on the source, and (to store) the destination beside it.
+func (s *search) read(c *sdk.Ctx) {
+	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
+	ranges := s.sh.scanRanges()
+	for _, rg := range ranges {
+		call.MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
+	}
+	ops := len(ranges)
+	if s.store != 0 {
+		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
+	}
+	c.Exec(func(c *sdk.Ctx) {
+		r := c.Result(0)
+		var dst *codec.Result
+		if s.store != 0 {
+			dst = c.Result(1)
+		}
+		switch r.Code {
+		case codec.OK:
+		case codec.NotFound:
+			s.answer(c, nil, dst)
+			return
+		default:
+			kit.GuardFailed(c, r)
+			return
+		}
+		s.answer(c, s.collect(r, ops), dst)
+	})
+}
+
+// point is a member found inside the area (geoPoint). dist is exact
+// (Redis's) when err is 0, else an estimate within err of it.
+type point struct {
+	member   []byte
+	score    float64
+	lon, lat float64
+	dist     float64
+	err      float64
+}
+
+// collect keeps the members of the cells' ranges inside the shape, in the
+// order Redis visits them, stopping as Redis does once ANY's count is
+// reached.
+func (s *search) collect(r *codec.Result, ops int) []point {
+	var limit int64
+	if s.any {
+		limit = s.count
+	}
+	var pts []point
+	for i := range ops {
+		if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
+			break
+		}
+		kv := r.Value(i).List
+		for j := 0; j+1 < len(kv); j += 2 {
+			score := codec.ScoreOf(&kv[j+1])
+			lon, lat, ok := position(score)
+			if ok {
+				if d, e, in := s.sh.within(lon, lat); in {
+					pts = append(pts, point{member: kv[j].Bytes, score: score, lon: lon, lat: lat, dist: d, err: e})
+				}
+			}
+			if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
+				break
+			}
+		}
+	}
+	return pts
+}
+
+// answer sorts, cuts and replies with or stores the points (nil for a
+// missing key). dst is the destination's all-bins read, when storing.
+func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
+	n := len(pts)
+	if s.count > 0 && int64(n) > s.count {
+		n = int(s.count)
+	}
+	if s.sort != sortNone {
+		s.settleOrder(pts)
+		// Redis sorts with glibc's qsort (a merge sort: stable) when it
+		// answers every point, and with its partial pqsort otherwise.
+		cmp := func(a, b *point) int {
+			switch {
+			case a.dist > b.dist:
+				return 1
+			case a.dist == b.dist:
+				return 0
+			}
+			return -1
+		}
+		if s.sort == sortDesc {
+			asc := cmp
+			cmp = func(a, b *point) int { return -asc(a, b) }
+		}
+		if n == len(pts) {
+			slices.SortStableFunc(pts, func(a, b point) int { return cmp(&a, &b) })
+		} else {
+			pqsort(pts, cmp, 0, n-1)
+		}
+	}
+	pts = pts[:n]
+	for i := range pts {
+		p := &pts[i]
+		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.conversion, p.err/s.sh.conversion)) {
+			s.exact(p)
+		}
+		p.dist /= s.sh.conversion
+	}
+	if s.store != 0 {
+		s.storeResult(c, pts, dst)
+		return
+	}
+	w := c.Reply()
+	w.Array(n)
+	opts := 0
+	for _, b := range []bool{s.withDist, s.withHash, s.withCoord} {
+		if b {
+			opts++
+		}
+	}
+	for _, p := range pts {
+		if opts > 0 {
+			w.Array(opts + 1)
+		}
+		w.Bulk(p.member)
+		if s.withDist {
+			replyDistance(c, p.dist)
+		}
+		if s.withHash {
+			w.Int(int64(p.score))
+		}
+		if s.withCoord {
+			w.Array(2)
+			replyCoord(c, p.lon)
+			replyCoord(c, p.lat)
+		}
+	}
+}
+
+// storeResult writes the points to the destination as a sorted set
+// (scores their geohashes, or with STOREDIST their distances), or deletes
+// it when there are none, and answers how many.
+func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
+	kv := make([]codec.Value, 0, 2*len(pts))
+	for _, p := range pts {
+		score := p.score
+		if s.storeDist {
+			score = p.dist
+		}
+		kv = append(kv, codec.Bytes(p.member), codec.Float(score))
+	}
+	gen := uint32(0)
+	if r := c.Result(0); r.Code == codec.OK {
+		gen = r.Generation
+	}
+	st := &kit.DestStore{Dst: c.Arg(s.store), Srcs: [][]byte{c.Arg(s.src)}, Gens: []uint32{gen},
+		Restart: func(c *sdk.Ctx) { searchStart(c, s.mode) }}
+	kit.StoreZSet(c, st, kv, dst)
+}
+
+// cmpFloat orders two distances.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// exact replaces an estimated distance with Redis's.
+func (s *search) exact(p *point) {
+	p.dist, p.err = distance(s.sh.lon, s.sh.lat, p.lon, p.lat), 0
+}
+
+// settleOrder measures exactly every point whose estimate could compare
+// differently with another's than the exact distances do: the sort then
+// sees exactly Redis's comparisons (ties included), whatever order it
+// compares in. Points are looked at in estimated order, where every pair
+// closer than their error bounds is a run of neighbours.
+func (s *search) settleOrder(pts []point) {
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int { return cmpFloat(pts[i].dist, pts[j].dist) })
+	for k := 0; k+1 < len(order); k++ {
+		a, b := &pts[order[k]], &pts[order[k+1]]
+		if b.dist-a.dist <= a.err+b.err {
+			if a.err != 0 {
+				s.exact(a)
+			}
+			if b.err != 0 {
+				s.exact(b)
+			}
+		}
+	}
+}
+
+// clearlyRounds reports whether a distance d known within e prints the
+// same with four decimals (the distance times 10^4 rounded half to even)
+// wherever it is in [d-e, d+e].
+func clearlyRounds(d, e float64) bool {
+	x := d * 10000
+	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
+}

@@ -1,0 +1,165 @@
+// Command geo is respike's module of Redis geo commands: GEOADD, GEOPOS,
+// GEODIST, GEOHASH, GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
+// GEORADIUSBYMEMBER, GEORADIUS_RO and GEORADIUSBYMEMBER_RO.
+//
+// Data model: a geo set is a sorted set, exactly as in Redis: the zset
+// module's record (bin "t" = "zset", bin "v" = a key-value-ordered map
+// member → score, kit's sorted-set layout) whose scores are 52-bit
+// interleaved geohashes of the members' positions. So ZRANGE, ZREM, TYPE
+// (zset) and the rest of the sorted-set commands work on a geo set, and a
+// geo command works on any sorted set, as in Redis. The arithmetic
+// (geohash.go) is Redis 7.0's, operation for operation, so that scores,
+// positions and distances are redis-server's to the last digit.
+//
+// Atomicity: GEOADD is one operate (ZADD's, from kit). GEOPOS, GEOHASH and
+// GEODIST read the members' scores in one operate. A search around a
+// position (FROMLONLAT, GEORADIUS) reads the score ranges of the covering
+// geohash cells, each a value-range read of the map, all in one operate; a
+// search around a member reads the member's score first, then the cells:
+// two operates. GEOSEARCHSTORE and the STORE options write the destination
+// as kit.DestStore does.
+package main
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/respike/respike/commands/internal/kit"
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+func main() {}
+
+func init() { sdk.Module("geo", "1.0.0") }
+
+// Error texts of the geo commands (Redis 7.0).
+const (
+	errUnit      = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	errNoMember  = "ERR could not decode requested zset member"
+	errNegRadius = "ERR radius cannot be negative"
+	errNegBox    = "ERR height or width cannot be negative"
+)
+
+// parseLonLat parses a longitude and a latitude argument as Redis's
+// extractLongLatOrReply: "" and the position, or the error text.
+func parseLonLat(lonArg, latArg []byte) (lon, lat float64, msg string) {
+	lon, ok1 := kit.ParseDouble(lonArg)
+	if !ok1 {
+		return 0, 0, kit.NotFloat
+	}
+	lat, ok2 := kit.ParseDouble(latArg)
+	if !ok2 {
+		return 0, 0, kit.NotFloat
+	}
+	if lon < lonMin || lon > lonMax || lat < latMin || lat > latMax {
+		b := []byte("ERR invalid longitude,latitude pair ")
+		b = appendPrintf6(b, lon)
+		b = append(b, ',')
+		b = appendPrintf6(b, lat)
+		return 0, 0, string(b)
+	}
+	return lon, lat, ""
+}
+
+// appendPrintf6 appends f as C's "%f" prints it: six decimals, "inf"
+// and "-inf" for the infinities.
+func appendPrintf6(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'f', 6, 64)
+}
+
+// parseUnit is extractUnitOrReply: the unit's size in meters, or 0.
+func parseUnit(b []byte) float64 {
+	switch {
+	case kit.Fold(b, "m"):
+		return 1
+	case kit.Fold(b, "km"):
+		return 1000
+	case kit.Fold(b, "ft"):
+		return 0.3048
+	case kit.Fold(b, "mi"):
+		return 1609.34
+	}
+	return 0
+}
+
+// appendHuman appends f as Redis's addReplyHumanLongDouble prints it:
+// "%.17Lf" of the exact value, trailing zeros and point removed, "-0" as
+// "0".
+func appendHuman(dst []byte, f float64) []byte {
+	start := len(dst)
+	return kit.TrimLongDouble(strconv.AppendFloat(dst, f, 'f', 17, 64), start)
+}
+
+// replyCoord writes a coordinate: a bulk string in RESP2, a double in
+// RESP3, in appendHuman's digits either way.
+func replyCoord(c *sdk.Ctx, f float64) {
+	var tmp [48]byte
+	b := appendHuman(tmp[:0], f)
+	w := c.Reply()
+	if w.RESP3() {
+		w.Raw([]byte{','})
+		w.Raw(b)
+		w.Raw([]byte{'\r', '\n'})
+		return
+	}
+	w.Bulk(b)
+}
+
+// replyDistance writes a distance as Redis 7.0.15's
+// addReplyDoubleDistance: a bulk string in both protocols, made by
+// fixedpoint_d2string: the distance times 10^4 (a double product), rounded
+// half to even (llrint), printed with four decimals. That differs from
+// "%.4f" when the product rounds onto a half: 18907132.48265000060…
+// prints as 18907132.4826.
+func replyDistance(c *sdk.Ctx, d float64) {
+	var tmp [48]byte
+	c.Reply().Bulk(appendFixed4(tmp[:0], d))
+}
+
+// appendFixed4 is fixedpoint_d2string(…, 4).
+func appendFixed4(dst []byte, d float64) []byte {
+	if d == 0 {
+		return append(dst, "0.0000"...)
+	}
+	n := int64(math.RoundToEven(float64(d * 10000)))
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/10000, 10)
+	frac := n % 10000
+	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
+}
+
+// scoresByMember maps the members of a map read (flattened pairs) to
+// their scores.
+func scoresByMember(kv []codec.Value) map[string]float64 {
+	m := make(map[string]float64, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[string(kv[i].Bytes)] = codec.ScoreOf(&kv[i+1])
+	}
+	return m
+}
+
+// readMembers reads the scores of members of the geo set key, with the
+// type guard: one operate. With no members it only checks the type.
+func readMembers(c *sdk.Ctx, key []byte, members [][]byte, next sdk.Step) {
+	call := c.Record(key).Guard(codec.TypeZSet)
+	if len(members) == 0 {
+		call.MapSize(codec.BinValue)
+	} else {
+		keys := c.Values(len(members))
+		for i, m := range members {
+			keys[i] = codec.Bytes(m)
+		}
+		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
+	}
+	c.Exec(next)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"github.com/respike/respike/guest-sdk/codec"
+
+	sdk "github.com/respike/respike/guest-sdk"
+)
+
+func init() {
+	sdk.Register(sdk.Command{
+		Name: "pfcount", Arity: -2, Flags: []string{"readonly"},
+		FirstKey: 1, LastKey: -1, Step: 1, Group: "hyperloglog", Since: "2.8.9",
+		Summary: "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
+		Run:     runPFCount,
+	})
+}
+
+// runPFCount: PFCOUNT key [key ...]. One key: its cached cardinality, or
+// the estimate, which is then cached in the value as Redis does (a write
+// under the generation read; when another client wrote in between, the
+// estimate of what was read is still the answer and nothing is written).
+// Several keys: the estimate of their union, from one batch read.
+func runPFCount(c *sdk.Ctx) {
+	for _, k := range c.Args()[1:] {
+		readHLL(c, k)
+	}
+	if c.NArg() > 2 {
+		c.Exec(pfcountUnion)
+		return
+	}
+	c.Exec(pfcountOne)
+}
+
+func pfcountOne(c *sdk.Ctx) {
+	l, ok := load(c, c.Result(0))
+	if !ok {
+		return
+	}
+	if !l.exists {
+		c.Reply().Int(0)
+		return
+	}
+	if card, ok := cachedCard(l.h); ok {
+		c.Reply().Int(int64(card))
+		return
+	}
+	var hist [64]int
+	if !histogram(l.h, &hist) {
+		c.Error(errCorrupt)
+		return
+	}
+	card := estimate(&hist)
+	l.h = own(l.h)
+	setCard(l.h, card)
+	c.N[0] = int64(card)
+	c.Record(c.Arg(1)).Generation(l.gen).Exists(codec.ExistsUpdateOnly).TTLKeep().
+		Put(codec.BinValue, codec.Bytes(l.h))
+	c.Exec(func(c *sdk.Ctx) { c.Reply().Int(c.N[0]) })
+}
+
+func pfcountUnion(c *sdk.Ctx) {
+	var max [hllRegisters]uint8
+	for i := range c.Results() {
+		l, ok := load(c, c.Result(i))
+		if !ok {
+			return
+		}
+		if l.exists && !merge(&max, l.h) {
+			c.Error(errCorrupt)
+			return
+		}
+	}
+	var hist [64]int
+	for _, v := range max {
+		hist[v]++
+	}
+	c.Reply().Int(int64(estimate(&hist)))
+}

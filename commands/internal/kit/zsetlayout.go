@@ -1,0 +1,187 @@
+package kit
+
+import (
+	sdk "github.com/respike/respike/guest-sdk"
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// The sorted-set layout, shared by the modules whose commands work on
+// sorted sets: zset, and geo (a geo set is a sorted set whose scores are
+// geohashes). A sorted set is a record tagged "zset" whose value bin is a
+// key-value-ordered map member → score, a score always a float64
+// (docs/data-model.md).
+
+// TagZSet is the type tag of every sorted-set record, built once because
+// codec.Str allocates.
+var TagZSet = codec.Str(codec.TypeZSet)
+
+// StoreScore is the value a score is stored as: always a float, -0 as 0
+// (as Redis 7.0 stores a small sorted set's scores).
+func StoreScore(f float64) codec.Value {
+	if f == 0 {
+		f = 0
+	}
+	return codec.Float(f)
+}
+
+// ZADD's options, as the bits of a flags word (GEOADD takes NX, XX, CH).
+const (
+	ZAddNX = 1 << iota
+	ZAddXX
+	ZAddCH
+	ZAddIncr
+	ZAddGT
+	ZAddLT
+)
+
+// ZAddOptions reads ZADD's option words from argument i on, as Redis's
+// zaddGenericCommand does: any of allowed (ZAdd* bits: NX, XX, CH, INCR,
+// GT, LT), in any order and case, up to the first other word. It returns
+// the flags and the index of that word.
+func ZAddOptions(c *sdk.Ctx, i int, allowed int64) (int64, int) {
+	names := [...]string{"nx", "xx", "ch", "incr", "gt", "lt"}
+	var flags int64
+	for ; i < c.NArg(); i++ {
+		found := false
+		for bit, name := range names {
+			if allowed&(1<<bit) != 0 && Fold(c.Arg(i), name) {
+				flags |= 1 << bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return flags, i
+}
+
+// ZAddResult is what Redis's zsetAdd calls of one ZADD add up to.
+type ZAddResult struct {
+	Added, Updated, Processed int
+	Score                     float64 // the last new score
+	NaN                       bool
+}
+
+// ZAddApply applies ZADD's pairs (members[i] with scores[i], in argument
+// order) to the old scores (flattened member, score pairs, as a map read
+// returns them) member by member, as Redis's zsetAdd does, and appends to
+// *writes (when not nil) the final score of every member that changed.
+func ZAddApply(flags int64, members [][]byte, scores []float64, old []codec.Value, writes *[]codec.Value) ZAddResult {
+	cur := make(map[string]float64, len(old)/2)
+	for i := 0; i+1 < len(old); i += 2 {
+		cur[string(old[i].Bytes)] = codec.ScoreOf(&old[i+1])
+	}
+	var res ZAddResult
+	var dirty []string
+	for j, mb := range members {
+		s := scores[j]
+		m := string(mb)
+		v, exists := cur[m]
+		if !exists {
+			if flags&ZAddXX != 0 {
+				continue
+			}
+			cur[m] = s
+			res.Added++
+			res.Processed++
+			res.Score = s
+			dirty = append(dirty, m)
+			continue
+		}
+		if flags&ZAddNX != 0 {
+			continue
+		}
+		if flags&ZAddIncr != 0 {
+			s += v
+			if s != s {
+				res.NaN = true
+				return res
+			}
+		}
+		if (flags&ZAddLT != 0 && s >= v) || (flags&ZAddGT != 0 && s <= v) {
+			continue
+		}
+		res.Processed++
+		res.Score = s
+		if s != v {
+			cur[m] = s
+			res.Updated++
+			dirty = append(dirty, m)
+		}
+	}
+	if writes != nil {
+		seen := make(map[string]bool, len(dirty))
+		for _, m := range dirty {
+			if !seen[m] {
+				seen[m] = true
+				*writes = append(*writes, codec.Bytes([]byte(m)), StoreScore(cur[m]))
+			}
+		}
+	}
+	return res
+}
+
+// ZAddCall builds the one-operate ZADD (no GT, LT or INCR) on key: the
+// map's size, (with CH) the old scores of the members, then a map put of
+// kv (flattened member, stored score pairs, each member once) whose flags
+// do NX (create only) or XX (update only, on an existing record). The
+// result's op 0 is the size before; with CH op 1 the old pairs and op 2
+// the size after, else op 1 the size after (see ZAddCount).
+func ZAddCall(c *sdk.Ctx, key []byte, flags int64, kv []codec.Value) {
+	put := codec.MapWriteDefault | codec.MapOrderKeyValue
+	call := c.Record(key).Guard(codec.TypeZSet)
+	switch {
+	case flags&ZAddNX != 0:
+		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	case flags&ZAddXX != 0:
+		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		call.Exists(codec.ExistsUpdateOnly)
+	}
+	call.MapSize(codec.BinValue)
+	if flags&ZAddCH != 0 {
+		keys := c.Values(len(kv) / 2)
+		for j := range keys {
+			keys[j] = kv[2*j]
+		}
+		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
+	}
+	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, TagZSet)
+}
+
+// ZAddCount is the reply of a ZAddCall that succeeded: the members added,
+// or with CH added or changed (members and scores as ZAddApply takes them).
+func ZAddCount(r *codec.Result, flags int64, members [][]byte, scores []float64) int64 {
+	if flags&ZAddCH == 0 {
+		return IntOf(r.Value(1)) - IntOf(r.Value(0))
+	}
+	res := ZAddApply(flags, members, scores, r.Value(1).List, nil)
+	return int64(res.Added + res.Updated)
+}
+
+// StoreZSet writes st.Dst as a sorted set of the items (flattened
+// member, score pairs), or deletes it when there are none, and answers the
+// count, as DestStore does (the write clears the key's TTL, as Redis's
+// does). d is the destination's all-bins read when the sources' batch read
+// it, or nil to read it first.
+func StoreZSet(c *sdk.Ctx, st *DestStore, kv []codec.Value, d *codec.Result) {
+	n := len(kv) / 2
+	st.Size = int64(n)
+	if n > 0 {
+		// Copied: reading the destination first reuses the result.
+		out := make([]codec.Value, 2*n)
+		for i := range n {
+			out[2*i] = Clone(kv[2*i])
+			out[2*i+1] = StoreScore(codec.ScoreOf(&kv[2*i+1]))
+		}
+		st.Fill = func(call *codec.Call) {
+			call.Put(codec.BinType, TagZSet).MapPut(codec.BinValue, codec.MapWriteDefault|codec.MapOrderKeyValue, out)
+		}
+	}
+	if d == nil {
+		st.Start(c)
+		return
+	}
+	st.Write(c, d)
+}

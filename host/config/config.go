@@ -71,6 +71,11 @@ type Server struct {
 	// LatencyMonitorThreshold is Redis's latency-monitor-threshold: runs of
 	// at least this many milliseconds are LATENCY events; 0 records none.
 	LatencyMonitorThreshold int64 `toml:"latency_monitor_threshold"`
+	// ProtectedMode is Redis's protected-mode: with no password, clients
+	// from outside the loopback interface are refused with Redis's
+	// explanation. On by default; set protected_mode = false to serve
+	// them (behind your own network policy).
+	ProtectedMode bool `toml:"protected_mode"`
 }
 
 // Store selects the record store.
@@ -179,6 +184,7 @@ func Defaults() Config {
 			BlockPollInterval:    Duration(20 * time.Millisecond),
 			SlowlogLogSlowerThan: 10000,
 			SlowlogMaxLen:        128,
+			ProtectedMode:        true,
 		},
 		Store: Store{Backend: "memory"},
 		Aerospike: Aerospike{

@@ -68,7 +68,7 @@ listen = "127.0.0.1:9121"
 	want.Server = Server{Listen: "0.0.0.0:7000", Password: "s3cret", Databases: 4, MaxClients: 50,
 		ProtoMaxBulkLen: 1 << 20, Timeout: 30, EnableModuleCommand: "local", ShutdownTimeout: Duration(5 * time.Second),
 		BlockPollInterval: Duration(50 * time.Millisecond), SlowlogLogSlowerThan: -1, SlowlogMaxLen: 7,
-		LatencyMonitorThreshold: 25}
+		LatencyMonitorThreshold: 25, ProtectedMode: true}
 	want.Store.Backend = "aerospike"
 	want.Aerospike.Hosts = []string{"10.0.0.1:3000", "10.0.0.2:3000"}
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"

@@ -127,6 +127,16 @@ var liveParams = map[string]liveParam{
 		},
 		section: "server", key: "latency_monitor_threshold", tomlValue: func(v string) string { return v },
 	},
+	"protected-mode": {
+		get: func(s *Server) string {
+			if s.protectedMode.Load() {
+				return "yes"
+			}
+			return "no"
+		},
+		set:     func(s *Server, v string) string { s.protectedMode.Store(v == "yes"); return "" },
+		section: "server", key: "protected_mode", tomlValue: func(v string) string { return strconv.FormatBool(v == "yes") },
+	},
 	"latency-tracking": {
 		get: func(s *Server) string {
 			if s.latencyTracking.Load() {
@@ -340,7 +350,7 @@ func (s *Server) rewriteConfig(path string) error {
 	}
 	text := old
 	for _, name := range []string{"maxclients", "timeout", "proto-max-bulk-len", "requirepass", "loglevel",
-		"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold"} {
+		"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "protected-mode"} {
 		lp := liveParams[name]
 		text = setTOMLKey(text, lp.section, lp.key, lp.tomlValue(s.configValue(byName[name])))
 	}

@@ -88,6 +88,9 @@ type Server struct {
 	latencyThreshold atomic.Int64
 	slowFloor        atomic.Int64
 	latencyTracking  atomic.Bool
+	// protectedMode: with no password, refuse clients from outside the
+	// loopback interface, as Redis's protected-mode.
+	protectedMode atomic.Bool
 
 	// MONITOR clients (monitor.go); monitoring is their number.
 	mons       monitors
@@ -169,6 +172,7 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 	s.slowlogMax.Store(cfg.Server.SlowlogMaxLen)
 	s.latencyThreshold.Store(cfg.Server.LatencyMonitorThreshold)
 	s.latencyTracking.Store(true)
+	s.protectedMode.Store(cfg.Server.ProtectedMode)
 	s.refreshSlowFloor()
 	s.conf.put("loglevel", map[string]string{"debug": "debug", "warn": "warning", "error": "warning"}[strings.ToLower(cfg.Log.Level)])
 	if s.conf.get("loglevel") == "" {
@@ -261,6 +265,26 @@ func isTemporary(err error) bool {
 	return ok && t.Temporary()
 }
 
+// errProtected is Redis 7.0's answer to a client refused by protected mode.
+const errProtected = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. " +
+	"In this mode connections are only accepted from the loopback interface. " +
+	"If you want to connect from external computers to Redis you may adopt one of the following solutions: " +
+	"1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. " +
+	"2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. " +
+	"3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. " +
+	"4) Setup a an authentication password for the default user. " +
+	"NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+
+// isLoopback reports whether a client address is on the loopback
+// interface (or not an IP address at all, as a Unix socket's).
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return true
+	}
+	return ta.IP.IsLoopback()
+}
+
 // accept registers a new connection and starts serving it, or refuses it.
 func (s *Server) accept(nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -279,6 +303,14 @@ func (s *Server) accept(nc net.Conn) {
 		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
 		nc.Close()
+		return
+	}
+	if s.protectedMode.Load() && s.requirePass() == "" && !isLoopback(nc.RemoteAddr()) {
+		s.mu.Unlock()
+		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		_, _ = nc.Write([]byte(errProtected))
+		nc.Close()
+		s.log.Warn("protected mode: refused a client from outside the loopback interface", "addr", nc.RemoteAddr().String())
 		return
 	}
 	c := newClient(s, s.nextID.Add(1), nc)

@@ -55,12 +55,12 @@ func BenchmarkTranslate(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			tr := newTranslator()
 			var p plan
-			tr.translate(&c.call, &p) // warm the guard and delete-op caches
+			tr.translate(&c.call, &p, 0) // warm the guard and delete-op caches
 			x := &execCtx{s: &Store{cfg: Config{SocketTimeout: 1, TotalTimeout: 1}}, timeout: 1}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				tr.translate(&c.call, &p)
+				tr.translate(&c.call, &p, 0)
 				if p.static != codec.OK {
 					b.Fatal(p.staticMsg)
 				}
@@ -78,7 +78,7 @@ func BenchmarkDecode(b *testing.B) {
 		{Code: codec.OpGet, Bin: codec.BinValue},
 	}}
 	var p plan
-	newTranslator().translate(&call, &p)
+	newTranslator().translate(&call, &p, 0)
 	rec := &as.Record{Generation: 3, Expiration: 100, Bins: as.BinMap{"t": nil, "v": as.OpResults{nil, 42}}}
 	var res codec.Result
 	b.ReportAllocs()

@@ -70,7 +70,7 @@ func ttlDone(c *sdk.Ctx) {
 		t = max(at-now, 0)
 	}
 	if c.N[0] == ttlSeconds || c.N[0] == ttlUnix {
-		t = (t + 500) / 1000
+		t = t/1000 + (t%1000+500)/1000 // (t+500)/1000 without overflow
 	}
 	c.Reply().Int(t)
 }

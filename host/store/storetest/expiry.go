@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -19,6 +20,7 @@ func init() {
 		{"ExpiredWrites", testExpiredWrites},
 		{"ExpiredBatch", testExpiredBatch},
 		{"ExpireAtNoRecordOfItsOwn", testExpireAtNoRecordOfItsOwn},
+		{"ExpiredScan", testExpiredScan},
 	}, cases[len(cases)-1])...) // TruncateAll stays last
 }
 
@@ -164,4 +166,29 @@ func testExpireAtNoRecordOfItsOwn(e *env) {
 	e.ok(e.rec("del").Put(codec.BinValue, b("v")))
 	e.ok(e.rec("del").ExpireAt(nowMs() + 100_000).Delete())
 	e.missing("del")
+}
+
+// dbExpiry is the database of the expired-scan case: a scan sees all of it.
+const dbExpiry = 9
+
+func testExpiredScan(e *env) {
+	s := e.on(dbExpiry)
+	s.expired("gone")
+	s.ok(s.rec("live").ExpireAt(nowMs() + 100_000).Put(codec.BinValue, b("v")))
+	seen := map[string]bool{}
+	cursor := uint64(0)
+	for {
+		resp := s.exec(&codec.Request{Kind: codec.ReqScan, Scan: codec.ScanArgs{Cursor: cursor, Count: 1000}})
+		for _, k := range resp.Scan.Keys {
+			if strings.HasPrefix(string(k), s.prefix) {
+				seen[strings.TrimPrefix(string(k), s.prefix)] = true
+			}
+		}
+		if cursor = resp.Scan.Cursor; cursor == 0 {
+			break
+		}
+	}
+	if seen["gone"] || !seen["live"] {
+		e.t.Errorf("scan saw %v, want live only", seen)
+	}
 }

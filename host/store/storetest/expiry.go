@@ -174,7 +174,7 @@ const dbExpiry = 9
 func testExpiredScan(e *env) {
 	s := e.on(dbExpiry)
 	s.expired("gone")
-	s.ok(s.rec("live").ExpireAt(nowMs() + 100_000).Put(codec.BinValue, b("v")))
+	s.ok(s.rec("live").ExpireAt(nowMs()+100_000).Put(codec.BinValue, b("v")))
 	seen := map[string]bool{}
 	cursor := uint64(0)
 	for {

@@ -44,8 +44,9 @@ const (
 
 // runExpire: EXPIRE key seconds [NX|XX|GT|LT] and its ms/absolute forms,
 // with Redis's order of checks: options, then the number, then overflow.
-// The expiry is rounded up to whole seconds. A time not in the future
-// deletes the key (reply 1 if it existed), as in Redis.
+// The expiry is exact to the millisecond at any horizon (codec.TTLAt). A
+// time not in the future deletes the key (reply 1 if it existed), as in
+// Redis.
 func runExpire(c *sdk.Ctx, seconds, relative bool, cmd string) {
 	var flags int64
 	for i := 3; i < c.NArg(); i++ {
@@ -86,10 +87,6 @@ func runExpire(c *sdk.Ctx, seconds, relative bool, cmd string) {
 		c.Error(kit.InvalidExpire(cmd))
 		return
 	}
-	if kit.SecondsUntil(when, now) > kit.MaxTTL {
-		c.Error(kit.TooFar)
-		return
-	}
 	c.N[exFlags], c.N[exWhen] = flags, when
 	if flags == 0 {
 		// Unconditional: one call, no read.
@@ -102,23 +99,23 @@ func runExpire(c *sdk.Ctx, seconds, relative bool, cmd string) {
 // expireApply sets the expiry on call (or deletes the key when the time
 // has passed) and answers 1, or 0 for a missing key.
 func expireApply(c *sdk.Ctx, call *codec.Call, now int64) {
-	if secs := kit.SecondsUntil(c.N[exWhen], now); secs > 0 {
-		call.Exists(codec.ExistsUpdateOnly).Expire(secs).Touch()
+	if when := c.N[exWhen]; when > now {
+		call.Exists(codec.ExistsUpdateOnly).ExpireAt(when).Touch()
 	} else {
 		call.Delete()
 	}
 	c.Exec(expireDone)
 }
 
-// expireCheck reads the key's TTL for the NX/XX/GT/LT conditions.
+// expireCheck reads the key's expiry for the NX/XX/GT/LT conditions.
 func expireCheck(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Header()
+	c.Record(c.Arg(1)).Get(codec.BinExpire)
 	c.Exec(expireDecide)
 }
 
-// expireDecide applies Redis's conditions to the current expiry (now + TTL,
-// whole seconds) and writes guarded by the generation read, so a
-// concurrent change of the key restarts the check.
+// expireDecide applies Redis's conditions to the current expiry (exact,
+// in ms) and writes guarded by the generation read, so a concurrent change
+// of the key restarts the check.
 func expireDecide(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
@@ -132,19 +129,11 @@ func expireDecide(c *sdk.Ctx) {
 	}
 	now := kit.NowMs(c)
 	flags, when := c.N[exFlags], c.N[exWhen]
-	// The store reports whole seconds rounded up, so the real expiry lies
-	// in (cur-1000, cur]. A GT whose time equals cur is taken as greater:
-	// the real expiry is below cur unless it fell exactly on the second,
-	// which is how Redis (millisecond precision) answers "EXPIRE k 100"
-	// followed by "EXPIRE k 100 GT" a moment later.
-	cur := int64(-1) // no expiry
-	if r.TTL >= 0 {
-		cur = now + r.TTL*1000
-	}
+	cur := kit.ExpireAtOf(r, r.Value(0), now) // -1: no expiry
 	switch {
 	case flags&expNX != 0 && cur != -1,
 		flags&expXX != 0 && cur == -1,
-		flags&expGT != 0 && (cur == -1 || when < cur),
+		flags&expGT != 0 && (cur == -1 || when <= cur),
 		flags&expLT != 0 && cur != -1 && when >= cur:
 		c.Reply().Int(0)
 		return

@@ -83,13 +83,10 @@ EXPIRE k -9223372036854776 => (error) ERR invalid expire time in 'expire' comman
 EXPIRE k 9223372036854775 => (error) ERR invalid expire time in 'expire' command
 PEXPIRE k 9223372036854775807 => (error) ERR invalid expire time in 'pexpire' command
 EXPIREAT k 9223372036854775807 => (error) ERR invalid expire time in 'expireat' command
-PEXPIREAT k 9223372036854775807 => (error) ERR respike: expire times more than 10 years ahead are not supported by the store
-EXPIRE k 400000000 => (error) ERR respike: expire times more than 10 years ahead are not supported by the store
-PEXPIRE k 1500 => (integer) 1
-TTL k => (integer) 2
-PTTL k => (integer) 2000
-PEXPIRE k 1 => (integer) 1
-TTL k => (integer) 1
+PEXPIREAT k 9223372036854775807 => (integer) 1
+PEXPIRETIME k => (integer) 9223372036854775807
+EXPIRE k 400000000 => (integer) 1
+PEXPIRE k 100000 => (integer) 1
 EXPIRE k -1 => (integer) 1
 EXISTS k => (integer) 0
 EXPIRE k -1 => (integer) 0
@@ -454,4 +451,55 @@ EXPIRETIME k => (integer) 2000000010
 	cmdtest.Script(t, h, `
 TTL k => (integer) 5
 `)
+}
+
+// TestExpiryExactToTheMillisecond moves the command and store clock by
+// single milliseconds: a PEXPIRE of 1500 ms is gone at the 1500th, and
+// the TTL commands and the GT/LT conditions see milliseconds.
+func TestExpiryExactToTheMillisecond(t *testing.T) {
+	now := time.Unix(2_000_000_000, 250e6)
+	h := sdktest.NewWithClock(func() time.Time { return now })
+	for _, inline := range []bool{false, true} {
+		h.Inline = inline
+		putStr(t, h, "k", "v")
+		at := now.UnixMilli() + 1500
+		cmdtest.Script(t, h, `
+PEXPIRE k 1500 => (integer) 1
+PTTL k => (integer) 1500
+TTL k => (integer) 2
+PEXPIRETIME k => (integer) `+strconv.FormatInt(at, 10)+`
+EXPIRETIME k => (integer) `+strconv.FormatInt((at+500)/1000, 10)+`
+PEXPIRE k 1500 GT => (integer) 0
+PEXPIRE k 1501 GT => (integer) 1
+PEXPIRE k 1501 LT => (integer) 0
+PEXPIRE k 1500 LT => (integer) 1
+PEXPIRE k 1500 NX => (integer) 0
+`)
+		now = now.Add(1499 * time.Millisecond)
+		cmdtest.Script(t, h, `
+PTTL k => (integer) 1
+TTL k => (integer) 0
+EXISTS k => (integer) 1
+`)
+		now = now.Add(time.Millisecond)
+		cmdtest.Script(t, h, `
+EXISTS k => (integer) 0
+PTTL k => (integer) -2
+TYPE k => none
+PERSIST k => (integer) 0
+EXPIRE k 100 => (integer) 0
+`)
+		// Far beyond Aerospike's ten-year TTL: kept exactly.
+		putStr(t, h, "k", "v")
+		cmdtest.Script(t, h, `
+EXPIREAT k 4102444800 => (integer) 1
+EXPIRETIME k => (integer) 4102444800
+PEXPIRETIME k => (integer) 4102444800000
+PEXPIREAT k 4102444800001 GT => (integer) 1
+PEXPIRETIME k => (integer) 4102444800001
+PERSIST k => (integer) 1
+TTL k => (integer) -1
+PERSIST k => (integer) 0
+`)
+	}
 }

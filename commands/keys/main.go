@@ -5,11 +5,10 @@
 // COPY, which copy every bin, and SORT, which reads lists, sets and sorted
 // sets whole.
 //
-// TTLs: records keep whole seconds. An expiry in milliseconds is rounded up
-// to whole seconds so that a key never expires earlier than asked; PTTL is
-// the remaining seconds × 1000, EXPIRETIME is now + TTL, PEXPIRETIME that
-// × 1000. Whole-second expiries behave as in Redis; TTL replies may differ
-// from Redis's by one second around a second boundary.
+// Expiries are exact to the millisecond at any horizon: the store keeps
+// the Unix time in ms in codec.BinExpire (codec.TTLAt) and treats a record
+// past it as absent. The TTL commands read that bin (kit.ExpireAtOf) and
+// answer as Redis does.
 package main
 
 import (

@@ -15,17 +15,17 @@ func init() {
 	})
 }
 
-// persistRead reads the TTL: only a key with one answers 1. The write is
-// guarded by the generation read; retried within kit.RetryFor.
+// persistRead reads the expiry: only a key with one answers 1. The write
+// is guarded by the generation read; retried within kit.RetryFor.
 func persistRead(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Header()
+	c.Record(c.Arg(1)).Get(codec.BinExpire)
 	c.Exec(persistDecide)
 }
 
 func persistDecide(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch {
-	case r.Code == codec.NotFound, r.Code == codec.OK && r.TTL < 0:
+	case r.Code == codec.NotFound, r.Code == codec.OK && kit.ExpireAtOf(r, r.Value(0), 0) < 0:
 		c.Reply().Int(0)
 	case r.Code == codec.OK:
 		c.Record(c.Arg(1)).Generation(r.Generation).Exists(codec.ExistsUpdateOnly).TTLNever().Touch()

@@ -40,13 +40,14 @@ const (
 )
 
 func ttlRead(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Header()
+	c.Record(c.Arg(1)).Get(codec.BinExpire)
 	c.Exec(ttlDone)
 }
 
 // ttlDone answers -2 for a missing key, -1 for no expiry, else the
-// remaining whole seconds in the asked form: × 1000 for PTTL; for
-// EXPIRETIME the current Unix second plus the TTL.
+// expiry in the asked form, as Redis's ttlGenericCommand: milliseconds
+// left, or seconds left rounded to the nearest; the Unix time in ms, or
+// in seconds rounded likewise.
 func ttlDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
@@ -58,18 +59,18 @@ func ttlDone(c *sdk.Ctx) {
 		kit.StoreError(c, r)
 		return
 	}
-	if r.TTL < 0 {
+	now := kit.NowMs(c)
+	at := kit.ExpireAtOf(r, r.Value(0), now)
+	if at < 0 {
 		c.Reply().Int(-1)
 		return
 	}
-	t := r.TTL
-	switch c.N[0] {
-	case ttlMillis:
-		t *= 1000
-	case ttlUnix:
-		t += kit.NowMs(c) / 1000
-	case ttlUnixMillis:
-		t = (t + kit.NowMs(c)/1000) * 1000
+	t := at
+	if c.N[0] == ttlSeconds || c.N[0] == ttlMillis {
+		t = max(at-now, 0)
+	}
+	if c.N[0] == ttlSeconds || c.N[0] == ttlUnix {
+		t = t/1000 + (t%1000+500)/1000 // (t+500)/1000 without overflow
 	}
 	c.Reply().Int(t)
 }

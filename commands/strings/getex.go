@@ -27,7 +27,7 @@ func runGetEx(c *sdk.Ctx) {
 	call := c.Record(c.Arg(1)).Guard(codec.TypeString)
 	switch {
 	case expArg > 0:
-		secs, why := expireSeconds(c, flags, c.Arg(expArg))
+		at, why := expireAt(c, flags, c.Arg(expArg))
 		if why != expOK {
 			// Redis looks the key up first: a missing key answers nil and
 			// another type WRONGTYPE before the expiry is judged.
@@ -36,10 +36,10 @@ func runGetEx(c *sdk.Ctx) {
 			c.Exec(getExBadExpire)
 			return
 		}
-		if secs == 0 {
+		if at == 0 {
 			call.Get(codec.BinValue).Delete()
 		} else {
-			call.Exists(codec.ExistsUpdateOnly).Expire(secs).Get(codec.BinValue).Touch()
+			call.Exists(codec.ExistsUpdateOnly).ExpireAt(at).Get(codec.BinValue).Touch()
 		}
 	case flags&optPersist != 0:
 		call.Exists(codec.ExistsUpdateOnly).TTLNever().Get(codec.BinValue).Touch()

@@ -13,10 +13,9 @@
 // FilteredOut and costs no extra round trip. Only SET without GET (and
 // MSET, SETEX ...) overwrite any type, as in Redis.
 //
-// TTLs: records keep whole seconds. Millisecond expiries are rounded up so
-// that a key never expires earlier than asked (PX 1500 lives 2 s, PX 1 lives
-// 1 s); whole-second expiries behave exactly as in Redis. SET without
-// KEEPTTL clears the TTL; INCR, APPEND, SETRANGE, SETBIT ... keep it.
+// Expiries are exact to the millisecond at any horizon (codec.TTLAt: the
+// store keeps the time and treats a record past it as absent). SET without
+// KEEPTTL clears the expiry; INCR, APPEND, SETRANGE, SETBIT ... keep it.
 package main
 
 import (
@@ -97,12 +96,11 @@ const (
 	expOK = iota
 	expNotInt
 	expInvalid
-	expTooFar
 )
 
-// expireSeconds turns an expiry option into a record TTL in whole seconds,
-// rounded up: > 0, or 0 when an absolute time (EXAT, PXAT) has passed.
-func expireSeconds(c *sdk.Ctx, flags int64, arg []byte) (secs int64, why int) {
+// expireAt turns an expiry option into the exact expiry, Unix ms: in the
+// future, or 0 when an absolute time (EXAT, PXAT) has passed.
+func expireAt(c *sdk.Ctx, flags int64, arg []byte) (at int64, why int) {
 	n, ok := kit.ParseInt(arg)
 	if !ok {
 		return 0, expNotInt
@@ -112,11 +110,10 @@ func expireSeconds(c *sdk.Ctx, flags int64, arg []byte) (secs int64, why int) {
 	if !ok {
 		return 0, expInvalid
 	}
-	secs = kit.SecondsUntil(when, now)
-	if secs > kit.MaxTTL {
-		return 0, expTooFar
+	if when <= now {
+		return 0, expOK
 	}
-	return secs, expOK
+	return when, expOK
 }
 
 // expireError is the reply text for a refused expiry of command cmd.
@@ -124,8 +121,6 @@ func expireError(why int, cmd string) string {
 	switch why {
 	case expNotInt:
 		return kit.NotInt
-	case expTooFar:
-		return kit.TooFar
 	}
 	return kit.InvalidExpire(cmd)
 }

@@ -25,14 +25,14 @@ func runSet(c *sdk.Ctx) {
 		c.Error(kit.Syntax)
 		return
 	}
-	var secs int64
+	var at int64
 	if expArg > 0 {
 		var why int
-		if secs, why = expireSeconds(c, flags, c.Arg(expArg)); why != expOK {
+		if at, why = expireAt(c, flags, c.Arg(expArg)); why != expOK {
 			c.Error(expireError(why, "set"))
 			return
 		}
-		if secs == 0 {
+		if at == 0 {
 			setPast(c, flags)
 			return
 		}
@@ -45,7 +45,7 @@ func runSet(c *sdk.Ctx) {
 		// exists a second read answers with it (it may have changed in
 		// between: the reply is then a value it held a moment later).
 		call := c.Record(key).Exists(codec.ExistsCreateOnly)
-		setTTL(call, flags, secs)
+		setTTL(call, flags, at)
 		call.Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(val))
 		c.Exec(setNXGetDone)
 	case get:
@@ -56,7 +56,7 @@ func runSet(c *sdk.Ctx) {
 			exists = codec.ExistsUpdateOnly
 		}
 		call := c.Record(key).Guard(codec.TypeString).Exists(exists)
-		setTTL(call, flags, secs)
+		setTTL(call, flags, at)
 		call.Get(codec.BinType).Get(codec.BinValue).
 			Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(val))
 		c.Exec(setGetDone)
@@ -69,7 +69,7 @@ func runSet(c *sdk.Ctx) {
 			exists = codec.ExistsReplaceOnly
 		}
 		call := c.Record(key).Exists(exists)
-		setTTL(call, flags, secs)
+		setTTL(call, flags, at)
 		call.Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(val))
 		c.Exec(setDone)
 	}
@@ -77,10 +77,10 @@ func runSet(c *sdk.Ctx) {
 
 // setTTL applies SET's expiry rule: an expiry sets it, KEEPTTL keeps it,
 // anything else clears it.
-func setTTL(call *codec.Call, flags, secs int64) {
+func setTTL(call *codec.Call, flags, at int64) {
 	switch {
-	case secs > 0:
-		call.Expire(secs)
+	case at > 0:
+		call.ExpireAt(at)
 	case flags&optKeepTTL != 0:
 		call.TTLKeep()
 	default:

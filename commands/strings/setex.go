@@ -21,14 +21,14 @@ func init() {
 }
 
 // runSetEx: SETEX key seconds value, PSETEX key milliseconds value; one
-// replacing write. PSETEX rounds up to whole seconds.
+// replacing write, with the exact expiry.
 func runSetEx(c *sdk.Ctx, unit int64, cmd string) {
-	secs, why := expireSeconds(c, unit, c.Arg(2))
+	at, why := expireAt(c, unit, c.Arg(2))
 	if why != expOK {
 		c.Error(expireError(why, cmd))
 		return
 	}
-	c.Record(c.Arg(1)).Exists(codec.ExistsReplace).Expire(secs).
+	c.Record(c.Arg(1)).Exists(codec.ExistsReplace).ExpireAt(at).
 		Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(c.Arg(3)))
 	c.Exec(setDone)
 }

@@ -259,6 +259,13 @@ func (c *Call) Expire(seconds int64) *Call {
 	return c
 }
 
+// ExpireAt makes the record expire at the Unix time unixMs in
+// milliseconds, exactly (TTLAt).
+func (c *Call) ExpireAt(unixMs int64) *Call {
+	c.Policy.TTL, c.Policy.Seconds = TTLAt, unixMs
+	return c
+}
+
 // Generation makes the call fail with GenerationError unless the record's
 // generation is g.
 func (c *Call) Generation(g uint32) *Call { c.Policy.Generation = g; return c }

@@ -36,6 +36,11 @@ const MinABIVersion = 3
 const (
 	BinType  = "t" // the type-tag bin present on every record respike writes
 	BinValue = "v" // the value bin (string value, hash map, set map, ...)
+	// BinExpire holds a record's exact expiry, Unix milliseconds, on a
+	// record written with TTLAt. The store writes and deletes it; a module
+	// reads it (OpGet) for PTTL and the like, and never writes it. Every
+	// call treats a record whose BinExpire has passed as absent.
+	BinExpire = "x"
 
 	TypeString = "string"
 	TypeHash   = "hash"
@@ -185,13 +190,21 @@ const (
 	TTLKeep    TTLMode = iota // leave the record's expiry as it is (new records never expire)
 	TTLNever                  // never expire
 	TTLSeconds                // expire TTL seconds from now (TTL >= 1)
+	// TTLAt expires the record at the Unix time in milliseconds held in
+	// Policy.Seconds, exactly: the store keeps that time in BinExpire
+	// (replacing any earlier one) and every call treats the record as
+	// absent from that millisecond on, whatever the horizon. TTLKeep keeps
+	// BinExpire, even through a replacing write; TTLNever and TTLSeconds
+	// delete it.
+	TTLAt
 )
 
 // Policy is what one Call requires and does besides its ops.
 type Policy struct {
 	Exists ExistsPolicy
 	TTL    TTLMode
-	// Seconds is the relative expiry when TTL is TTLSeconds; at least 1.
+	// Seconds is the relative expiry when TTL is TTLSeconds (at least
+	// 1), and the absolute expiry in Unix milliseconds when TTL is TTLAt.
 	Seconds int64
 	// Generation, when non-zero, makes the call fail with GenerationError
 	// unless the record's generation equals it.

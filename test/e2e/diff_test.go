@@ -24,7 +24,7 @@ import (
 //
 //	!sort     compare aggregate replies as multisets (maps by pairs)
 //	!shape    compare only the RESP types and aggregate lengths (random replies)
-//	!approx   integers may differ by 1 (TTLs)
+//	!approx   integers may differ by 1 (TTLs); negative ones may not
 //	!noredis  run on respike only: a documented deliberate difference;
 //	          "!noredis CMD ... -> "REPLY"" also checks respike's raw reply
 //	!proto3   (alone) switch both connections to RESP3 for the rest of the file
@@ -325,6 +325,9 @@ func sameApprox(a, b node) bool {
 	if a.typ == ':' {
 		x, err1 := strconv.ParseInt(a.head, 10, 64)
 		y, err2 := strconv.ParseInt(b.head, 10, 64)
+		if x < 0 || y < 0 {
+			return x == y // -1 and -2 (no expiry, no key) are exact
+		}
 		return err1 == nil && err2 == nil && x-y <= 1 && y-x <= 1
 	}
 	if !isAggregate(a.typ) {

@@ -1,13 +1,25 @@
 package kit
 
-import "math"
+import (
+	"math"
 
-// MaxTTL is the longest TTL the store keeps: Aerospike refuses TTLs over
-// ten years (MAX_ALLOWED_TTL) and the embedded store does the same.
-const MaxTTL = 10 * 365 * 24 * 3600
+	"github.com/respike/respike/guest-sdk/codec"
+)
 
-// TooFar answers an expiry Redis accepts but the store cannot keep.
-const TooFar = "ERR respike: expire times more than 10 years ahead are not supported by the store"
+// ExpireAtOf is a record's expiry in Unix milliseconds, or -1 when it has
+// none, from a call's result and that call's read of codec.BinExpire: the
+// exact time the store keeps for a record written with codec.TTLAt, else
+// (a record written with whole seconds, or by another application) now
+// plus the TTL in whole seconds.
+func ExpireAtOf(r *codec.Result, x codec.Value, nowMs int64) int64 {
+	if x.Kind == codec.KindInt {
+		return x.Int
+	}
+	if r.TTL < 0 {
+		return -1
+	}
+	return nowMs + r.TTL*1000
+}
 
 // InvalidExpire is Redis's error for an out-of-range expiry of command cmd
 // (lower case, as Redis prints the command's name).

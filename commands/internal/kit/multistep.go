@@ -84,9 +84,11 @@ func MarkPending(call *codec.Call) *codec.Call {
 }
 
 // CopyBins turns all, an all-bins read, into a write of the same record on
-// call, with the TTL ttl (as codec.Result.TTL: -1 never expires). Map bins are written with map puts that carry
-// the order their type needs (key order for hashes and sets, key-value
-// order for sorted sets): a plain put would create an unordered map.
+// call, with the exact expiry in all (codec.BinExpire) when it has one,
+// else the TTL ttl (as codec.Result.TTL: -1 never expires). Map bins are
+// written with map puts that carry the order their type needs (key order
+// for hashes and sets, key-value order for sorted sets): a plain put would
+// create an unordered map.
 func CopyBins(call *codec.Call, ttl int64, all codec.Value) {
 	if ttl > 0 {
 		call.Expire(ttl)
@@ -97,14 +99,18 @@ func CopyBins(call *codec.Call, ttl int64, all codec.Value) {
 	}
 	order := codec.MapOrderKey
 	for i := 0; i+1 < len(all.List); i += 2 {
-		if string(all.List[i].Bytes) == codec.BinType && string(all.List[i+1].Bytes) == codec.TypeZSet {
+		name, v := string(all.List[i].Bytes), all.List[i+1]
+		if name == codec.BinType && string(v.Bytes) == codec.TypeZSet {
 			order = codec.MapOrderKeyValue
+		}
+		if name == codec.BinExpire && v.Kind == codec.KindInt {
+			call.ExpireAt(v.Int) // the exact expiry, which the store writes
 		}
 	}
 	for i := 0; i+1 < len(all.List); i += 2 {
 		name, v := string(all.List[i].Bytes), all.List[i+1]
-		if name == PendingBin {
-			continue // the mark belongs to the record, not to its value
+		if name == PendingBin || name == codec.BinExpire {
+			continue // the mark and the expiry belong to the record, not to its value
 		}
 		if v.Kind == codec.KindMap {
 			call.MapPut(name, order, v.List)

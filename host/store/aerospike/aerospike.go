@@ -109,6 +109,9 @@ type Store struct {
 
 	co *coalescer // gathers concurrent record requests; nil when off
 
+	// now is the clock of exact expiries; time.Now when nil (tests set it).
+	now func() time.Time
+
 	// Calls made to the cluster for record requests (INFO stats): single
 	// operates, batch operates, and the records those carried.
 	nSingle, nBatch, nBatchRecords atomic.Uint64

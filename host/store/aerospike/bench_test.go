@@ -2,12 +2,14 @@ package aerospike
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 	"github.com/aerospike/aerospike-client-go/v8/types"
@@ -55,12 +57,12 @@ func BenchmarkTranslate(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			tr := newTranslator()
 			var p plan
-			tr.translate(&c.call, &p) // warm the guard and delete-op caches
+			tr.translate(&c.call, &p, 0) // warm the guard and delete-op caches
 			x := &execCtx{s: &Store{cfg: Config{SocketTimeout: 1, TotalTimeout: 1}}, timeout: 1}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				tr.translate(&c.call, &p)
+				tr.translate(&c.call, &p, 0)
 				if p.static != codec.OK {
 					b.Fatal(p.staticMsg)
 				}
@@ -78,7 +80,7 @@ func BenchmarkDecode(b *testing.B) {
 		{Code: codec.OpGet, Bin: codec.BinValue},
 	}}
 	var p plan
-	newTranslator().translate(&call, &p)
+	newTranslator().translate(&call, &p, 0)
 	rec := &as.Record{Generation: 3, Expiration: 100, Bins: as.BinMap{"t": nil, "v": as.OpResults{nil, 42}}}
 	var res codec.Result
 	b.ReportAllocs()
@@ -346,4 +348,94 @@ func serverCPU() float64 {
 	u, _ := strconv.ParseFloat(f[11], 64)
 	sys, _ := strconv.ParseFloat(f[12], 64)
 	return (u + sys) / 100 // USER_HZ
+}
+
+// BenchmarkExpiryCheck measures what the exact-expiry check costs per
+// command on the server named by RESPIKE_TEST_AEROSPIKE: the operates
+// respike sends for GET (the type guard) and SET (REPLACE of t and v),
+// one record per operate at 50 goroutines, without the not-expired filter
+// and with it (AND-ed to the guard, or alone for SET), variants
+// interleaved over rounds so that drift on a shared machine hits both.
+// With RESPIKE_TEST_AEROSPIKE_PID it also reports the server's CPU per
+// operate (asd-us/op). Skipped without RESPIKE_TEST_AEROSPIKE.
+func BenchmarkExpiryCheck(b *testing.B) {
+	client, key := directClient(b)
+	val := []byte("xxx")
+	guard := packed(guardExp(codec.TypeString))
+	var live liveCache
+	nowMs := func() int64 { return time.Now().UnixMilli() }
+	getOps := []*as.Operation{as.GetBinOp(codec.BinValue)}
+	shapes := []struct {
+		name string
+		run  func() error
+	}{
+		{"GET-before", func() error {
+			p := as.NewWritePolicy(0, 0)
+			p.FilterExpression = guard
+			_, err := client.Operate(p, key(), getOps...)
+			return notFoundOK(err)
+		}},
+		{"GET-exact", func() error {
+			p := as.NewWritePolicy(0, 0)
+			p.FilterExpression = as.ExpAnd(live.get(nowMs()), guard)
+			_, err := client.Operate(p, key(), getOps...)
+			return notFoundOK(err)
+		}},
+		{"SET-before", func() error {
+			p := as.NewWritePolicy(0, as.TTLDontExpire)
+			p.RecordExistsAction, p.SendKey = as.REPLACE, true
+			_, err := client.Operate(p, key(), as.PutOp(as.NewBin(codec.BinType, codec.TypeString)), as.PutOp(as.NewBin(codec.BinValue, val)))
+			return err
+		}},
+		{"SET-exact", func() error {
+			p := as.NewWritePolicy(0, as.TTLDontExpire)
+			p.RecordExistsAction, p.SendKey = as.REPLACE, true
+			p.FilterExpression = live.get(nowMs())
+			_, err := client.Operate(p, key(), as.PutOp(as.NewBin(codec.BinType, codec.TypeString)), as.PutOp(as.NewBin(codec.BinValue, val)))
+			return err
+		}},
+	}
+	for _, s := range shapes {
+		b.Run(s.name, func(b *testing.B) {
+			c0 := serverCPU()
+			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := s.run(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+			if c0 >= 0 {
+				b.ReportMetric((serverCPU()-c0)*1e6/float64(b.N), "asd-us/op")
+			}
+		})
+	}
+}
+
+func notFoundOK(err error) error {
+	var ae as.Error
+	if err != nil && errors.As(err, &ae) && ae.Matches(types.KEY_NOT_FOUND_ERROR) {
+		return nil
+	}
+	return err
+}
+
+// BenchmarkLiveFilter is the proxy's side of the exact-expiry check per
+// call: the shared filter of the current millisecond, AND-ed with a
+// packed type guard, and the bytes that adds to the request.
+func BenchmarkLiveFilter(b *testing.B) {
+	var live liveCache
+	guard := packed(guardExp(codec.TypeString))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		f := as.ExpAnd(live.get(time.Now().UnixMilli()), guard)
+		if f == nil {
+			b.Fatal("no filter")
+		}
+	}
+	s, _ := live.get(time.Now().UnixMilli()).Base64()
+	b.ReportMetric(float64(len(s)*3/4), "filter-bytes")
 }

@@ -70,10 +70,11 @@ func binIs(bin string, pt int) *as.Expression {
 
 // Delete-if-empty, in the same operate: two expression writes appended after
 // the call's ops. When the collection bin is an empty map or list, the first
-// deletes the type bin and the second the collection bin; a record whose last
-// bin goes is deleted by Aerospike, and the response then carries generation
-// 0. Otherwise both evaluate to "unknown", which EVAL_NO_FAIL turns into a
-// no-op. Bins other than these two are left alone.
+// deletes the type bin, the second the exact expiry bin (codec.BinExpire) and
+// the third the collection bin; a record whose last bin goes is deleted by
+// Aerospike, and the response then carries generation 0. Otherwise they
+// evaluate to "unknown", which EVAL_NO_FAIL turns into a no-op. Other bins
+// are left alone.
 const delFlags = as.ExpWriteFlagAllowDelete | as.ExpWriteFlagEvalNoFail
 
 func emptyCollection(bin string) *as.Expression {
@@ -86,9 +87,15 @@ func emptyCollection(bin string) *as.Expression {
 	)
 }
 
-func deleteEmptyOps(bin string) (*as.Operation, *as.Operation) {
+// deleteEmptyOps deletes the type bin, the exact expiry bin and then the
+// collection bin (last: the others test it).
+func deleteEmptyOps(bin string) [3]*as.Operation {
 	e := packed(emptyCollection(bin))
-	return as.ExpWriteOp(codec.BinType, e, delFlags), as.ExpWriteOp(bin, e, delFlags)
+	return [3]*as.Operation{
+		as.ExpWriteOp(codec.BinType, e, delFlags),
+		as.ExpWriteOp(codec.BinExpire, e, delFlags),
+		as.ExpWriteOp(bin, e, delFlags),
+	}
 }
 
 // Overflow detection.

@@ -33,9 +33,13 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 	defer x.s.putPlans(plans)
 
 	live := 0
+	now := x.s.nowMs()
 	for i := range req.Calls {
 		call, p, res := &req.Calls[i], &(*plans)[i], &resp.Results[i]
-		x.s.tr.translate(call, p)
+		x.s.tr.translate(call, p, now)
+		if p.static == codec.OK {
+			p.withLive(x.s.tr.live.get(now))
+		}
 		resetResult(res, len(call.Ops))
 		if p.static == codec.OK && x.s.cfg.MaxRecordBytes > 0 && p.write && payload(call) > x.s.cfg.MaxRecordBytes {
 			p.fail(codec.RecordTooBig, "record too big: the call writes more than max_record_bytes (%d)", x.s.cfg.MaxRecordBytes)
@@ -187,6 +191,9 @@ func (x *execCtx) single(call *codec.Call, p *plan, res *codec.Result) error {
 		failResult(res, codec.InvalidOperation, "aerospike: "+err.Error())
 		return nil
 	}
+	if p.keepX {
+		return x.keepExpiry(call, p, key, res)
+	}
 	rec, err := x.operate(x.writePolicy(p, p.filter, p.gen, false), key, p.ops...)
 	return x.finish(call, p, key, rec, err, res, true)
 }
@@ -199,6 +206,11 @@ func (x *execCtx) finish(call *codec.Call, p *plan, key *as.Key, rec *as.Record,
 			return &errFatal{err: err, class: c}
 		}
 		code, msg := errResult(err)
+		if p.live != nil && (code == codec.FilteredOut || code == codec.Exists) {
+			if handled, err := x.expired(call, p, key, res, code); handled {
+				return err
+			}
+		}
 		if code == codec.FilteredOut && p.bound != nil {
 			return x.diagnose(call, p, key, res)
 		}
@@ -617,9 +629,9 @@ func runEntries(es []member) {
 		}
 		e.key = key
 		switch {
-		case p.write && p.getAll >= 0:
+		case p.write && p.getAll >= 0, p.keepX:
 			// A batch write makes every op answer, which a read of all
-			// bins refuses.
+			// bins refuses; keeping an exact expiry takes a read first.
 			alone = append(alone, i)
 			continue
 		case p.write:

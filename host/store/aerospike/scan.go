@@ -60,6 +60,8 @@ func (x *execCtx) scanPolicy(withBins bool) *as.ScanPolicy {
 	sp.SendKey = false
 	sp.IncludeBinData = withBins
 	sp.MaxConcurrentNodes = 0
+	// Records past their exact expiry are absent for scans and counts too.
+	sp.FilterExpression = x.s.tr.live.get(x.s.nowMs())
 	return sp
 }
 

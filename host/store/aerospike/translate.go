@@ -58,6 +58,8 @@ type plan struct {
 	expects []*as.Expression // OpExpectListItem conditions
 	bound   *as.Expression   // overflow bounds (with the guard when cached), or nil
 	filter  *as.Expression   // guard and bound together, or nil
+	live    *as.Expression   // the not-expired filter (in guard and filter too), or nil
+	keepX   bool             // a replacing TTLKeep write: keeps x (keepExpiry)
 	tracks  []addTrack       // adds on record values (for diagnosis)
 	notes   []binNote        // what earlier ops did to bins, for new tracks
 	cleared bool             // an earlier op deleted every bin
@@ -76,7 +78,7 @@ func (p *plan) reset() {
 	p.cleared = false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
-	p.guard, p.bound, p.filter = nil, nil, nil
+	p.guard, p.bound, p.filter, p.live, p.keepX = nil, nil, nil, nil, false
 	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }
@@ -97,12 +99,13 @@ func (p *plan) add(op *as.Operation, s slot) {
 // calls: immutable policies and ops, and caches of packed expressions.
 type translator struct {
 	guards   guardCache
+	live     liveCache
 	policies [4][16]*as.MapPolicy // [order][write flags]
 	// Parameterless ops that the client never mutates, shared.
 	opDelete, opTouch, opHeader, opGetAll *as.Operation
 
 	delMu  sync.RWMutex
-	delOps map[string][2]*as.Operation // DeleteIfEmpty ops per bin
+	delOps map[string][3]*as.Operation // DeleteIfEmpty ops per bin
 
 	filterMu sync.RWMutex
 	filters  map[filterKey]*as.Expression
@@ -160,23 +163,23 @@ const maxFilters = 4096
 
 // deleteEmpty returns the DeleteIfEmpty ops for bin, built once per bin
 // (a module uses one or two collection bins).
-func (t *translator) deleteEmpty(bin string) (*as.Operation, *as.Operation) {
+func (t *translator) deleteEmpty(bin string) [3]*as.Operation {
 	t.delMu.RLock()
 	ops, ok := t.delOps[bin]
 	t.delMu.RUnlock()
 	if ok {
-		return ops[0], ops[1]
+		return ops
 	}
-	a, b := deleteEmptyOps(bin)
+	ops = deleteEmptyOps(bin)
 	t.delMu.Lock()
 	if t.delOps == nil {
-		t.delOps = make(map[string][2]*as.Operation)
+		t.delOps = make(map[string][3]*as.Operation)
 	}
 	if len(t.delOps) < maxGuards {
-		t.delOps[bin] = [2]*as.Operation{a, b}
+		t.delOps[bin] = ops
 	}
 	t.delMu.Unlock()
-	return a, b
+	return ops
 }
 
 func newTranslator() *translator {
@@ -252,8 +255,9 @@ func clientKeys(vs []codec.Value) []any {
 	return out
 }
 
-// translate fills p from call.
-func (t *translator) translate(call *codec.Call, p *plan) {
+// translate fills p from call; nowMs is the store's clock, the base of
+// exact expiries.
+func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	p.reset()
 	if len(call.Ops) == 0 {
 		p.fail(codec.InvalidOperation, "call has no ops")
@@ -300,6 +304,11 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 		default:
 			p.expire = uint32(pol.Seconds)
 		}
+	case codec.TTLAt:
+		if pol.Seconds < 1 {
+			p.fail(codec.InvalidOperation, "TTLAt needs a Unix time in ms >= 1, not %d", pol.Seconds)
+		}
+		p.expire = expireFor(pol.Seconds, nowMs)
 	default:
 		p.fail(codec.InvalidOperation, "unknown TTL mode %d", pol.TTL)
 	}
@@ -345,6 +354,8 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 		p.ops, p.slots = p.ops[:k], p.slots[:k]
 	}
 
+	t.expiryOps(call, p, replace)
+
 	if p.getAll >= 0 {
 		// A read of all bins cannot share a command with ops that answer
 		// with values: Aerospike refuses or ignores them.
@@ -360,9 +371,10 @@ func (t *translator) translate(call *codec.Call, p *plan) {
 		if p.getAll >= 0 {
 			p.fail(codec.InvalidOperation, "DeleteIfEmpty cannot be combined with a read of all bins on Aerospike")
 		}
-		a, b := t.deleteEmpty(pol.DeleteIfEmpty)
-		p.add(a, slot{bin: codec.BinType, op: -1, entry: true})
-		p.add(b, slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
+		ops := t.deleteEmpty(pol.DeleteIfEmpty)
+		p.add(ops[0], slot{bin: codec.BinType, op: -1, entry: true})
+		p.add(ops[1], slot{bin: codec.BinExpire, op: -1, entry: true})
+		p.add(ops[2], slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
 	}
 
 	// Expected items join the guard: a diagnosis of an overflow bound

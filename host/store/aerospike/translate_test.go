@@ -116,7 +116,7 @@ func bv(s string) codec.Value { return codec.Bytes([]byte(s)) }
 func translateCall(t *testing.T, c *codec.Call) *plan {
 	t.Helper()
 	var p plan
-	newTranslator().translate(c, &p)
+	newTranslator().translate(c, &p, 0)
 	return &p
 }
 
@@ -329,6 +329,9 @@ func TestTranslatePolicy(t *testing.T) {
 		{"defaults keep the TTL", codec.Policy{}, as.UPDATE, as.TTLDontUpdate, 0, nil, false},
 		{"never", codec.Policy{TTL: codec.TTLNever}, as.UPDATE, as.TTLDontExpire, 0, nil, false},
 		{"seconds", codec.Policy{TTL: codec.TTLSeconds, Seconds: 100}, as.UPDATE, 100, 0, nil, false},
+		{"exact, rounded up", codec.Policy{TTL: codec.TTLAt, Seconds: 100_001}, as.UPDATE, 101, 0, nil, false},
+		{"exact, one ms", codec.Policy{TTL: codec.TTLAt, Seconds: 1}, as.UPDATE, 1, 0, nil, false},
+		{"exact, beyond ten years", codec.Policy{TTL: codec.TTLAt, Seconds: 11 * 365 * 86400 * 1000}, as.UPDATE, as.TTLDontExpire, 0, nil, false},
 		{"update only", codec.Policy{Exists: codec.ExistsUpdateOnly}, as.UPDATE_ONLY, as.TTLDontUpdate, 0, nil, false},
 		{"create only", codec.Policy{Exists: codec.ExistsCreateOnly}, as.CREATE_ONLY, as.TTLDontUpdate, 0, nil, false},
 		{"plain puts replace", codec.Policy{Exists: codec.ExistsReplace}, as.REPLACE, as.TTLDontUpdate, 0, nil, false},
@@ -355,6 +358,12 @@ func TestTranslatePolicy(t *testing.T) {
 				n++
 				if dump(p.ops[0]) != dump(c.first) || p.slots[0].op != -1 {
 					t.Errorf("first op %s (slot %+v), want %s", dump(p.ops[0]), p.slots[0], dump(c.first))
+				}
+			}
+			if c.pol.TTL != codec.TTLKeep {
+				n++ // the write or delete of the exact expiry bin
+				if last := p.slots[len(p.slots)-1]; last.bin != codec.BinExpire || last.op != -1 {
+					t.Errorf("last slot %+v, want the write of %s", last, codec.BinExpire)
 				}
 			}
 			if len(p.ops) != n {
@@ -527,14 +536,16 @@ func TestIntInterval(t *testing.T) {
 func TestDeleteIfEmptyOps(t *testing.T) {
 	p := translateCall(t, &codec.Call{Policy: codec.Policy{DeleteIfEmpty: "v"},
 		Ops: []codec.Op{{Code: codec.OpMapRemoveByKeys, Bin: "v", Return: codec.ReturnCount, Values: []codec.Value{bv("a")}}}})
-	if len(p.ops) != 3 {
+	if len(p.ops) != 4 {
 		t.Fatalf("%d ops", len(p.ops))
 	}
-	a, b := deleteEmptyOps("v")
-	if dump(p.ops[1]) != dump(a) || dump(p.ops[2]) != dump(b) {
-		t.Errorf("delete-if-empty ops differ")
+	ops := deleteEmptyOps("v")
+	for i, op := range ops {
+		if dump(p.ops[1+i]) != dump(op) {
+			t.Errorf("delete-if-empty op %d differs", i)
+		}
 	}
-	if p.slots[1].bin != "t" || p.slots[2].bin != "v" || p.slots[1].op != -1 || p.slots[2].op != -1 {
+	if p.slots[1].bin != "t" || p.slots[2].bin != "x" || p.slots[3].bin != "v" || p.slots[1].op != -1 || p.slots[2].op != -1 || p.slots[3].op != -1 {
 		t.Errorf("slots %+v", p.slots)
 	}
 	// Reads never delete.

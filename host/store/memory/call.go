@@ -18,6 +18,9 @@ type callCtx struct {
 	// dst is storage a list read may reuse for its result (length 0):
 	// the list of the response's previous value for the op.
 	dst []codec.Value
+	// cleared is set when an OpDelete dropped every bin of the draft,
+	// the exact expiry with them.
+	cleared bool
 }
 
 // opError is a failed op: the call's result code and message.
@@ -84,6 +87,10 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 	case codec.TTLSeconds:
 		if p.Seconds < 1 {
 			return false, &opError{codec.InvalidOperation, "memory: TTLSeconds needs Seconds >= 1"}
+		}
+	case codec.TTLAt:
+		if p.Seconds < 1 {
+			return false, &opError{codec.InvalidOperation, "memory: TTLAt needs a Unix time in ms >= 1"}
 		}
 	default:
 		return false, &opError{codec.InvalidOperation, "memory: unknown TTL mode"}
@@ -298,6 +305,29 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 		res.Values[i] = v
 	}
 
+	// The exact expiry bin follows the TTL mode, as on Aerospike, where
+	// it is one more bin write of the same operate (see expire.go).
+	// A call that leaves no other bin (a delete, a touch of a missing
+	// record) keeps no expiry either.
+	hasBins := false
+	for i := range cx.draft {
+		hasBins = hasBins || cx.draft[i].name != codec.BinExpire
+	}
+	switch {
+	case !hasBins:
+		cx.deleteBin(codec.BinExpire)
+	case p.TTL == codec.TTLAt:
+		cx.setBin(codec.BinExpire, codec.Int(p.Seconds), nil)
+	case p.TTL == codec.TTLNever, p.TTL == codec.TTLSeconds:
+		cx.deleteBin(codec.BinExpire)
+	case p.TTL == codec.TTLKeep:
+		if r != nil && cx.draftBin(codec.BinExpire) == nil && !cx.cleared {
+			if x := findBin(r.bins, codec.BinExpire); x != nil {
+				cx.setBin(codec.BinExpire, x.val, nil) // a replacing write keeps it too
+			}
+		}
+	}
+
 	empty := len(cx.draft) == 0
 	if !empty && p.DeleteIfEmpty != "" {
 		if b := findBin(cx.draft, p.DeleteIfEmpty); b != nil && binIsEmptyCollection(b) {
@@ -340,6 +370,8 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 		}
 	case codec.TTLSeconds:
 		expires = now.get() + p.Seconds*int64(time.Second)
+	case codec.TTLAt:
+		expires = msToNanos(p.Seconds)
 	}
 	if r == nil {
 		r = &record{key: string(c.Key), slot: slot, gen: 1, expires: expires}
@@ -370,6 +402,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 // reset drops the call's references to values so they can be collected.
 func (cx *callCtx) reset() {
 	cx.dst = nil
+	cx.cleared = false
 	clear(cx.draft)
 	cx.draft = cx.draft[:0]
 	clear(cx.undo)
@@ -567,6 +600,7 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		// write new ones, and a record left without bins is deleted.
 		clear(cx.draft)
 		cx.draft = cx.draft[:0]
+		cx.cleared = true
 		return codec.Nil, nil
 	case codec.OpTouch:
 		// Any write applies the policy's TTL and bumps the generation; a

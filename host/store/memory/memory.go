@@ -12,6 +12,7 @@ package memory
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -289,7 +290,9 @@ func (t *instant) get() int64 {
 }
 
 // ttl is what Result.TTL reports for an expiry: whole seconds left, rounded
-// up, or -1 for never.
+// up, or -1 for never. An exact expiry (TTLAt) more than ten years ahead
+// reports -1, as on Aerospike, whose own TTL cannot reach it: the exact
+// time is in codec.BinExpire.
 func ttl(expires int64, now *instant) int64 {
 	if expires == 0 {
 		return -1
@@ -298,5 +301,18 @@ func ttl(expires int64, now *instant) int64 {
 	if left <= 0 {
 		return 0
 	}
-	return (left + int64(time.Second) - 1) / int64(time.Second)
+	secs := (left + int64(time.Second) - 1) / int64(time.Second)
+	if secs > maxTTL {
+		return -1
+	}
+	return secs
+}
+
+// msToNanos turns an exact expiry in Unix milliseconds into the record's
+// expires (Unix nanoseconds), saturating past the year 2262.
+func msToNanos(ms int64) int64 {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return ms * int64(time.Millisecond)
 }

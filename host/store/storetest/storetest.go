@@ -503,8 +503,8 @@ func testAdd(e *env) {
 	e.eq("add to a missing bin", r.Values[1], i64(5))
 	r = e.ok(e.rec("k").Add("n", i64(-7)).Get("n"))
 	e.eq("add", r.Values[1], i64(-2))
-	e.ok(e.rec("f").Add("x", f64(1.5)))
-	r = e.ok(e.rec("f").Add("x", f64(0.25)).Get("x"))
+	e.ok(e.rec("f").Add("fx", f64(1.5)))
+	r = e.ok(e.rec("f").Add("fx", f64(0.25)).Get("fx"))
 	e.eq("float add", r.Values[1], f64(1.75))
 }
 

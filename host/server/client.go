@@ -56,21 +56,21 @@ type client struct {
 	authenticated bool
 	// The ACL user the connection runs as: its name, and the user as of
 	// Server.aclGen userGen (curUser re-reads it when that changes).
-	userName string
-	user     *aclUser
-	userGen  uint64
-	inMulti       bool
-	multiDirty    bool // a command failed to queue: EXEC aborts
-	queue         []queued
-	watches       watches // WATCHed keys (multi.go); nil when none
-	replyOff      bool    // CLIENT REPLY OFF
-	skipNext      bool    // CLIENT REPLY SKIP: drop the next command's reply
-	skipping      bool    // the running command's reply is dropped (CLIENT REPLY SKIP before it)
-	replyMark     int     // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
-	closeAfter    bool    // QUIT: close once the reply is written
-	noEvict       bool
-	noTouch       bool
-	statCache     map[*module.Command]*cmdStat
+	userName   string
+	user       *aclUser
+	userGen    uint64
+	inMulti    bool
+	multiDirty bool // a command failed to queue: EXEC aborts
+	queue      []queued
+	watches    watches // WATCHed keys (multi.go); nil when none
+	replyOff   bool    // CLIENT REPLY OFF
+	skipNext   bool    // CLIENT REPLY SKIP: drop the next command's reply
+	skipping   bool    // the running command's reply is dropped (CLIENT REPLY SKIP before it)
+	replyMark  int     // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
+	closeAfter bool    // QUIT: close once the reply is written
+	noEvict    bool
+	noTouch    bool
+	statCache  map[*module.Command]*cmdStat
 
 	// pipe holds the module commands of the current read not yet run:
 	// they run together (module.Runtime.ExecBatch, fewer guest calls) when

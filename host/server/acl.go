@@ -36,6 +36,9 @@ type aclUser struct {
 	keys      []keyPattern
 	allChans  bool
 	chans     []string
+	// sanitize is Redis's sanitize-payload (1) / skip-sanitize-payload
+	// (-1) flag: kept for ACL GETUSER, as respike has no RESTORE.
+	sanitize int
 
 	// decisions caches command permissions: *builtin or *module.Command →
 	// bool. Safe because the user never changes.
@@ -84,7 +87,7 @@ func hashPassword(p string) string {
 func (u *aclUser) clone() *aclUser {
 	return &aclUser{name: u.name, on: u.on, nopass: u.nopass, passwords: slices.Clone(u.passwords),
 		allCmds: u.allCmds, cmdRules: slices.Clone(u.cmdRules), allKeys: u.allKeys,
-		keys: slices.Clone(u.keys), allChans: u.allChans, chans: slices.Clone(u.chans)}
+		keys: slices.Clone(u.keys), allChans: u.allChans, chans: slices.Clone(u.chans), sanitize: u.sanitize}
 }
 
 // checkPass reports whether pass is one of the user's passwords (or the
@@ -120,7 +123,7 @@ const (
 	errRuleSyntax  = "Syntax error"
 	errRuleUnknown = "Unknown command or category name in ACL"
 	errRuleHash    = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
-	errRuleNoPass  = "no such password"
+	errRuleNoPass  = "The password you are trying to remove from the user does not exist"
 	errRuleAllKeys = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"
 	errRuleAllChan = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"
 	errRuleSub     = "Allowing first-arg of a subcommand is not supported"
@@ -166,7 +169,13 @@ func (u *aclUser) apply(rule string, known knownCommand) error {
 		u.allCmds, u.cmdRules = false, nil
 		return nil
 	case "reset":
-		*u = aclUser{name: u.name}
+		*u = aclUser{name: u.name, sanitize: 1}
+		return nil
+	case "sanitize-payload":
+		u.sanitize = 1
+		return nil
+	case "skip-sanitize-payload":
+		u.sanitize = -1
 		return nil
 	}
 	if rule == "" {
@@ -295,6 +304,12 @@ func (u *aclUser) flags() []string {
 	if u.nopass {
 		f = append(f, "nopass")
 	}
+	switch u.sanitize {
+	case -1:
+		f = append(f, "skip-sanitize-payload")
+	case 1:
+		f = append(f, "sanitize-payload")
+	}
 	return f
 }
 
@@ -365,10 +380,13 @@ func (u *aclUser) describe() string {
 	if k := u.keyRules(); k != "" {
 		parts = append(parts, k)
 	}
-	if c := u.channelRules(); c != "" {
-		parts = append(parts, c)
+	if u.allChans {
+		parts = append(parts, "&*")
 	} else {
 		parts = append(parts, "resetchannels")
+		if c := u.channelRules(); c != "" {
+			parts = append(parts, c)
+		}
 	}
 	parts = append(parts, u.commandRules())
 	return strings.Join(parts, " ")

@@ -248,6 +248,29 @@ func (s *Server) logDenial(c *client, reason, ctx, obj, user string) {
 	}
 }
 
+// deniedAtExec checks a queued command again at EXEC: "" when it may
+// still run, else Redis's reason (and the refusal is logged).
+func (c *client) deniedAtExec(b *builtin, m *module.Command, args [][]byte) string {
+	u := c.curUser()
+	if u == nil {
+		return "no permission to execute the command or subcommand"
+	}
+	if u.unrestricted() {
+		return ""
+	}
+	reason, obj := u.deny(b, m, args)
+	switch reason {
+	case "":
+		return ""
+	case aclDeniedKey:
+		c.s.logDenial(c, reason, "multi", obj, u.name)
+		return "no permission to touch the specified keys"
+	default:
+		c.s.logDenial(c, reason, "multi", obj, u.name)
+		return "no permission to execute the command or subcommand"
+	}
+}
+
 // mayRun reports, without logging, whether the client's user may run the
 // command: a pipelined module command the user may not run goes the
 // slow way (dispatch), which refuses and logs it.

@@ -212,3 +212,31 @@ func TestACLBadConfigRefused(t *testing.T) {
 		t.Fatalf("a bad [acl] user: %v", err)
 	}
 }
+
+// Rules changed between MULTI and EXEC apply at EXEC, as in Redis.
+func TestACLRulesChangedBeforeExec(t *testing.T) {
+	needModules(t, "strings")
+	ctx := context.Background()
+	d := aclDaemon(t, config.ACLUser{Name: "ex", Rules: "on >expw ~ex:* +@all"})
+	admin := client(t, d.Addr, func(o *redis.Options) { o.Password = "adminpw" })
+	c := raw(t, d.Addr)
+	if got := do(t, c, "auth", "ex", "expw"); got != "+OK\r\n" {
+		t.Fatalf("AUTH: %q", got)
+	}
+	do(t, c, "multi")
+	if got := do(t, c, "set", "ex:a", "1"); got != "+QUEUED\r\n" {
+		t.Fatalf("SET in MULTI: %q", got)
+	}
+	do(t, c, "get", "ex:a")
+	if err := admin.Do(ctx, "acl", "setuser", "ex", "-set").Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "*2\r\n-NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: no permission to execute the command or subcommand\r\n$-1\r\n"
+	if got := do(t, c, "exec"); got != want {
+		t.Fatalf("EXEC after the rules changed:\n got  %q\n want %q", got, want)
+	}
+	if n, _ := admin.Exists(ctx, "ex:a").Result(); n != 0 {
+		t.Fatal("a command denied at EXEC ran")
+	}
+}

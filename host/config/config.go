@@ -270,6 +270,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
 
+	// The rules themselves are checked by the server, which knows the
+	// commands they name.
+	seenUsers := map[string]bool{}
+	for i, u := range c.ACL.Users {
+		switch {
+		case u.Name == "" || strings.ContainsAny(u.Name, " \t\r\n"):
+			bad(fmt.Sprintf("acl.users[%d].name", i), "%q is not a user name (empty or with spaces)", u.Name)
+		case seenUsers[u.Name]:
+			bad(fmt.Sprintf("acl.users[%d].name", i), "user %q is defined twice", u.Name)
+		}
+		seenUsers[u.Name] = true
+	}
 	if c.Server.Listen == "" && c.TLS.Listen == "" {
 		bad("server.listen", "is empty and so is tls.listen: respike would serve nothing")
 	} else if c.Server.Listen != "" {

@@ -162,9 +162,12 @@ func cmdACLDryrun(c *client, args [][]byte) {
 	cmd := args[3:]
 	b, m := c.lookup(cmd)
 	if b != nil && b.subs != nil && len(cmd) >= 2 {
-		if sub := b.sub(cmd[1], c.lname[:0]); sub != nil {
-			b = sub
+		sub := b.sub(cmd[1], c.lname[:0])
+		if sub == nil {
+			c.w.Error("ERR Command '" + string(args[3]) + "' not found")
+			return
 		}
+		b = sub
 	}
 	if b == nil && m == nil {
 		c.w.Error("ERR Command '" + string(args[3]) + "' not found")
@@ -198,6 +201,10 @@ func cmdACLDryrun(c *client, args [][]byte) {
 func cmdACLLog(c *client, args [][]byte) {
 	l := &c.s.acl.log
 	n := int64(10)
+	if len(args) > 3 {
+		c.w.Error("ERR unknown subcommand or wrong number of arguments for '" + string(cstr(args[1], 128)) + "'. Try ACL HELP.")
+		return
+	}
 	if len(args) == 3 {
 		if strings.EqualFold(string(args[2]), "reset") {
 			l.mu.Lock()
@@ -207,11 +214,11 @@ func cmdACLLog(c *client, args [][]byte) {
 			return
 		}
 		v, ok := parseInt(args[2])
-		if !ok || v < 0 {
+		if !ok {
 			c.w.Error(errNotInteger)
 			return
 		}
-		n = v
+		n = max(v, 0)
 	}
 	l.mu.Lock()
 	entries := make([]aclLogEntry, 0, min(int(n), len(l.entries)))
@@ -246,7 +253,11 @@ func cmdACLGenpass(c *client, args [][]byte) {
 	bits := int64(256)
 	if len(args) == 3 {
 		v, ok := parseInt(args[2])
-		if !ok || v <= 0 || v > 4096 {
+		if !ok {
+			c.w.Error(errNotInteger)
+			return
+		}
+		if v <= 0 || v > 4096 {
 			c.w.Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
 			return
 		}

@@ -455,17 +455,12 @@ func parseUser(name string, base *aclUser, rules []string, known knownCommand) (
 	return u, nil
 }
 
-// moduleCats caches a module command's ACL categories.
-var moduleCats sync.Map // *module.Command → []string
-
+// commandCats returns a command's ACL categories. A module command's are
+// derived each time: users cache their decisions, so this runs once per
+// user and command.
 func commandCats(b *builtin, m *module.Command) []string {
 	if b != nil {
 		return b.acl
 	}
-	if v, ok := moduleCats.Load(m); ok {
-		return v.([]string)
-	}
-	cats := aclCategories(m.Info.Flags, m.Info.Group)
-	moduleCats.Store(m, cats)
-	return cats
+	return aclCategories(m.Info.Flags, m.Info.Group)
 }

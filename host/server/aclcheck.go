@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/respike/respike/host/module"
@@ -19,23 +20,17 @@ type aclState struct {
 	log   aclLog
 }
 
-// atomicTable holds the current aclTable.
-type atomicTable struct {
-	mu sync.RWMutex
-	t  aclTable
-}
+// atomicTable holds the current aclTable, never changed once stored.
+type atomicTable struct{ p atomic.Pointer[aclTable] }
 
 func (a *atomicTable) load() aclTable {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.t
+	if t := a.p.Load(); t != nil {
+		return *t
+	}
+	return nil
 }
 
-func (a *atomicTable) store(t aclTable) {
-	a.mu.Lock()
-	a.t = t
-	a.mu.Unlock()
-}
+func (a *atomicTable) store(t aclTable) { a.p.Store(&t) }
 
 // initACL sets the users up from the configuration.
 func (s *Server) initACL(password string, users []ConfigUser) error {

@@ -240,3 +240,25 @@ func TestACLRulesChangedBeforeExec(t *testing.T) {
 		t.Fatal("a command denied at EXEC ran")
 	}
 }
+
+// %R~ and %W~ patterns separate reading from writing, for module
+// commands' manifest key positions; movablekeys commands need allkeys.
+func TestACLReadWritePatterns(t *testing.T) {
+	needModules(t, "strings", "keys")
+	ctx := context.Background()
+	d := aclDaemon(t, config.ACLUser{Name: "rw", Rules: "on >rwpw %R~r:* %W~w:* ~b:* +@all"})
+	c := client(t, d.Addr, func(o *redis.Options) { o.Username, o.Password = "rw", "rwpw" })
+	if err := c.Get(ctx, "r:1").Err(); err != redis.Nil {
+		t.Fatalf("GET r:1: %v", err)
+	}
+	wantErr(t, "SET r:1", c.Set(ctx, "r:1", "v", 0).Err(), noPermKeys)
+	if err := c.Set(ctx, "w:1", "v", 0).Err(); err != nil {
+		t.Fatalf("SET w:1: %v", err)
+	}
+	wantErr(t, "GET w:1", c.Get(ctx, "w:1").Err(), noPermKeys)
+	if err := c.MSet(ctx, "w:2", "v", "b:2", "v").Err(); err != nil {
+		t.Fatalf("MSET w:2 b:2: %v", err)
+	}
+	wantErr(t, "MSET w:3 r:3", c.MSet(ctx, "w:3", "v", "r:3", "v").Err(), noPermKeys)
+	wantErr(t, "SORT b:2 (movablekeys)", c.Sort(ctx, "b:2", &redis.Sort{}).Err(), noPermKeys)
+}

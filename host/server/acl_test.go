@@ -121,3 +121,15 @@ func TestACLCommandAndKeyChecks(t *testing.T) {
 		t.Fatal("unrestricted")
 	}
 }
+
+func TestACLSetuserRedacted(t *testing.T) {
+	args := [][]byte{[]byte("ACL"), []byte("SETUSER"), []byte("u"), []byte(">secret"), []byte("on")}
+	for i, want := range []bool{false, false, true, true, true} {
+		if got := redacted(args, i); got != want {
+			t.Errorf("argument %d: redacted %v, want %v", i, got, want)
+		}
+	}
+	if redacted([][]byte{[]byte("acl"), []byte("getuser"), []byte("u")}, 2) {
+		t.Error("ACL GETUSER's user redacted")
+	}
+}

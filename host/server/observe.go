@@ -251,8 +251,8 @@ func redacted(args [][]byte, i int) bool {
 			}
 		}
 	case "acl":
-		// ACL SETUSER's rules hold passwords: Redis 7.0 redacts them all.
-		return i >= 3 && len(args) > 1 && strings.EqualFold(string(args[1]), "setuser")
+		// ACL SETUSER: Redis 7.0 redacts the user and its rules (passwords).
+		return i >= 2 && strings.EqualFold(string(args[1]), "setuser")
 	case "config":
 		if i >= 3 && i%2 == 1 && len(args) > 1 && strings.EqualFold(string(args[1]), "set") {
 			p := byName[strings.ToLower(string(args[i-1]))]

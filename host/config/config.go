@@ -26,6 +26,7 @@ type Config struct {
 	Log       Log       `toml:"log"`
 	Metrics   Metrics   `toml:"metrics"`
 	TLS       TLS       `toml:"tls"`
+	ACL       ACL       `toml:"acl"`
 
 	// Path is the file the configuration was loaded from; "" when it is
 	// the defaults.
@@ -127,6 +128,21 @@ type Commands struct {
 	Deadline Duration `toml:"deadline"`
 	// MemoryLimitMiB caps each module instance's memory.
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
+}
+
+// ACL configures users beside the default one, as Redis's ACL SETUSER
+// rules (docs/security.md).
+type ACL struct {
+	Users []ACLUser `toml:"users"`
+}
+
+// ACLUser is one [[acl.users]] entry: Rules is a space-separated list of
+// ACL SETUSER rules, e.g. "on >secret ~app1:* +@read -@dangerous". A
+// user named "default" changes the default user, after [server]
+// password.
+type ACLUser struct {
+	Name  string `toml:"name"`
+	Rules string `toml:"rules"`
 }
 
 // TLS configures the TLS listener for clients, in Redis's vocabulary
@@ -254,6 +270,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
 	}
 
+	// The rules themselves are checked by the server, which knows the
+	// commands they name.
+	seenUsers := map[string]bool{}
+	for i, u := range c.ACL.Users {
+		switch {
+		case u.Name == "" || strings.ContainsAny(u.Name, " \t\r\n"):
+			bad(fmt.Sprintf("acl.users[%d].name", i), "%q is not a user name (empty or with spaces)", u.Name)
+		case seenUsers[u.Name]:
+			bad(fmt.Sprintf("acl.users[%d].name", i), "user %q is defined twice", u.Name)
+		}
+		seenUsers[u.Name] = true
+	}
 	if c.Server.Listen == "" && c.TLS.Listen == "" {
 		bad("server.listen", "is empty and so is tls.listen: respike would serve nothing")
 	} else if c.Server.Listen != "" {

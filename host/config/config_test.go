@@ -60,6 +60,14 @@ level = "debug"
 
 [metrics]
 listen = "127.0.0.1:9121"
+
+[[acl.users]]
+name = "app1"
+rules = "on >pw ~app1:* +@read"
+
+[[acl.users]]
+name = "default"
+rules = "off"
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +77,7 @@ listen = "127.0.0.1:9121"
 		ProtoMaxBulkLen: 1 << 20, Timeout: 30, EnableModuleCommand: "local", ShutdownTimeout: Duration(5 * time.Second),
 		BlockPollInterval: Duration(50 * time.Millisecond), SlowlogLogSlowerThan: -1, SlowlogMaxLen: 7,
 		LatencyMonitorThreshold: 25, ProtectedMode: true}
+	want.ACL.Users = []ACLUser{{Name: "app1", Rules: "on >pw ~app1:* +@read"}, {Name: "default", Rules: "off"}}
 	want.Store.Backend = "aerospike"
 	want.Aerospike.Hosts = []string{"10.0.0.1:3000", "10.0.0.2:3000"}
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"
@@ -119,6 +128,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"several bad values at once", "[server]\ndatabases = 0\nmax_clients = 0\n",
 			[]string{"server.databases", "server.max_clients"}},
 		{"toml syntax", "[server]\nlisten = \"x\" \"y\"\n", []string{"line 2"}},
+		{"ACL user without a name", "[[acl.users]]\nrules = \"on\"\n", []string{"acl.users[0].name"}},
+		{"ACL user twice", "[[acl.users]]\nname = \"a\"\n[[acl.users]]\nname = \"a\"\n", []string{"acl.users[1].name", "twice"}},
+		{"ACL user with a space", "[[acl.users]]\nname = \"a b\"\n", []string{"acl.users[0].name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.toml))

@@ -24,6 +24,21 @@ func BenchmarkDispatch(b *testing.B) {
 			}
 		})
 	}
+	// The same with ACL users that limit commands and keys: the client's
+	// user runs through the whole check (cached per command).
+	if err := s.initACL("", []ConfigUser{{Name: "app", Rules: "on nopass ~key* +@all -flushall"}}); err != nil {
+		b.Fatal(err)
+	}
+	c.setUser(s.user("app"))
+	for _, args := range [][][]byte{{[]byte("PING")}, {[]byte("FGET"), []byte("key")}} {
+		b.Run("acl-"+string(args[0]), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.w.Buf = c.w.Buf[:0]
+				c.process(args)
+			}
+		})
+	}
 }
 
 // BenchmarkPipelinedPing measures pipelined round trips over loopback TCP,

@@ -54,18 +54,23 @@ type client struct {
 	db            int
 	proto         int // 2 or 3
 	authenticated bool
-	inMulti       bool
-	multiDirty    bool // a command failed to queue: EXEC aborts
-	queue         []queued
-	watches       watches // WATCHed keys (multi.go); nil when none
-	replyOff      bool    // CLIENT REPLY OFF
-	skipNext      bool    // CLIENT REPLY SKIP: drop the next command's reply
-	skipping      bool    // the running command's reply is dropped (CLIENT REPLY SKIP before it)
-	replyMark     int     // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
-	closeAfter    bool    // QUIT: close once the reply is written
-	noEvict       bool
-	noTouch       bool
-	statCache     map[*module.Command]*cmdStat
+	// The ACL user the connection runs as: its name, and the user as of
+	// Server.aclGen userGen (curUser re-reads it when that changes).
+	userName   string
+	user       *aclUser
+	userGen    uint64
+	inMulti    bool
+	multiDirty bool // a command failed to queue: EXEC aborts
+	queue      []queued
+	watches    watches // WATCHed keys (multi.go); nil when none
+	replyOff   bool    // CLIENT REPLY OFF
+	skipNext   bool    // CLIENT REPLY SKIP: drop the next command's reply
+	skipping   bool    // the running command's reply is dropped (CLIENT REPLY SKIP before it)
+	replyMark  int     // c.w.Buf[:replyMark] is settled: sent whatever CLIENT REPLY does next (see settle)
+	closeAfter bool    // QUIT: close once the reply is written
+	noEvict    bool
+	noTouch    bool
+	statCache  map[*module.Command]*cmdStat
 
 	// pipe holds the module commands of the current read not yet run:
 	// they run together (module.Runtime.ExecBatch, fewer guest calls) when
@@ -109,6 +114,7 @@ type client struct {
 // clientInfo is the part of a client's state that CLIENT LIST reports.
 type clientInfo struct {
 	name, libName, libVer string
+	user                  string // the ACL user
 	db, proto             int
 	multi                 int  // queued commands; -1 outside MULTI
 	blocked               bool // waits in a blocking command
@@ -130,15 +136,18 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		addr:          nc.RemoteAddr().String(),
 		laddr:         nc.LocalAddr().String(),
 		proto:         2,
-		authenticated: s.requirePass() == "",
+		authenticated: s.defaultNoPass(),
+		userName:      "default",
 	}
+	c.userGen = s.aclGen.Load()
+	c.user = s.user("default")
 	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.local = a.IP.IsLoopback()
 	}
 	c.rd = reader{r: nc, c: c}
 	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
-	c.info = clientInfo{proto: 2, multi: -1}
+	c.info = clientInfo{proto: 2, multi: -1, user: "default"}
 	c.lastAt.Store(c.created.UnixNano())
 	return c
 }
@@ -239,7 +248,8 @@ func (c *client) process(args [][]byte) {
 	}
 	c.lastAt.Store(c.s.startedUnix + c.clock)
 	b, m := c.lookup(args)
-	if m != nil && c.authenticated && !c.inMulti && !c.replyOff && !c.skipNext && arityOK(m.Info.Arity, len(args)) {
+	if m != nil && c.authenticated && !c.inMulti && !c.replyOff && !c.skipNext && arityOK(m.Info.Arity, len(args)) &&
+		(!c.s.aclRestricted.Load() || c.mayRun(nil, m, args)) {
 		c.hold(m, args)
 		return
 	}
@@ -416,6 +426,13 @@ func (c *client) dispatch(args [][]byte, b *builtin, m *module.Command) {
 	if !c.authenticated && (b == nil || !b.noAuth) {
 		c.refuse(b, m, "NOAUTH Authentication required.")
 		return
+	}
+	if c.s.aclRestricted.Load() && (b == nil || !b.noAuth) {
+		// Redis checks permissions when it queues a command too.
+		if msg := c.permitted(b, m, args); msg != "" {
+			c.refuse(b, m, msg)
+			return
+		}
 	}
 	if c.inMulti && (b == nil || !b.multiControl) {
 		// The arguments alias the read buffer: a queued command keeps a copy.

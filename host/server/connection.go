@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"strings"
 )
 
@@ -45,9 +44,8 @@ func cmdReset(c *client, _ [][]byte) {
 	c.setProto(2)
 	c.setInfo(func(i *clientInfo) { i.name = "" })
 	c.replyOff, c.skipNext, c.noEvict, c.noTouch = false, false, false, false
-	if c.s.requirePass() != "" {
-		c.authenticated = false
-	}
+	c.setUser(c.s.user("default"))
+	c.authenticated = c.s.defaultNoPass()
 	c.w.Simple("RESET")
 }
 
@@ -73,7 +71,7 @@ func cmdAuth(c *client, args [][]byte) {
 	var user, pass []byte
 	switch len(args) {
 	case 2:
-		if c.s.requirePass() == "" {
+		if c.s.defaultNoPass() {
 			c.w.Error(errNoPassword)
 			return
 		}
@@ -84,24 +82,27 @@ func cmdAuth(c *client, args [][]byte) {
 		c.w.Error(errSyntax)
 		return
 	}
-	if !c.s.checkPassword(user, pass) {
+	if !c.login(user, pass) {
 		c.w.Error(errWrongPass)
 		return
 	}
-	c.authenticated = true
 	c.w.OK()
 }
 
-// checkPassword reports whether user and pass are the default user's
-// credentials. Without a password the default user takes any password.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
+// login authenticates the connection as user with pass; false (logged in
+// ACL LOG, as Redis does) when they are no enabled user's credentials.
+func (c *client) login(user, pass []byte) bool {
+	u := c.s.user(string(user))
+	if u == nil || !u.checkPass(pass) {
+		ctx := "toplevel"
+		if c.inMulti {
+			ctx = "multi"
+		}
+		c.s.logDenial(c, "auth", ctx, "AUTH", string(user))
 		return false
 	}
-	if s.requirePass() == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
+	c.setUser(u)
+	return true
 }
 
 // cmdHello implements HELLO [protover [AUTH user pass] [SETNAME name]].
@@ -137,11 +138,10 @@ func cmdHello(c *client, args [][]byte) {
 		}
 	}
 	if auth {
-		if !c.s.checkPassword(user, pass) {
+		if !c.login(user, pass) {
 			c.w.Error(errWrongPass)
 			return
 		}
-		c.authenticated = true
 	}
 	if !c.authenticated {
 		c.w.Error(errHelloNoAuth)

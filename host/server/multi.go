@@ -127,11 +127,25 @@ func cmdExec(c *client, _ [][]byte) {
 		c.ctx = module.WithGuard(ctx, g)
 	}
 	defer func() { c.noBlock, c.ctx = false, ctx }()
+	restricted := c.s.aclRestricted.Load()
 	for i := range q {
 		if g != nil && g.aborted {
 			// A watched key changed: the commands after the one that
 			// saw it do not run.
 			break
+		}
+		if restricted {
+			// As Redis: the rules may have changed since the command was
+			// queued; a command no longer allowed answers an error in
+			// its place.
+			if why := c.deniedAtExec(q[i].b, q[i].m, q[i].args); why != "" {
+				c.runPipe()
+				c.settle()
+				c.w.Error("NOPERM ACLs rules changed between the moment the transaction was accumulated " +
+					"and the EXEC call. This command is no longer allowed for the following reason: " + why)
+				c.settle()
+				continue
+			}
 		}
 		if q[i].b == nil && g == nil {
 			// Module commands run together, as a pipeline's do. Only

@@ -235,8 +235,8 @@ func (c *client) slowlogAdd(args [][]byte, ns int64) {
 }
 
 // redacted reports whether argument i of a command is a secret Redis keeps
-// out of the slow log: AUTH's arguments, HELLO's AUTH pair, and the value
-// of CONFIG SET requirepass or masterauth.
+// out of the slow log: AUTH's arguments, HELLO's AUTH pair, ACL SETUSER's
+// rules, and the value of CONFIG SET requirepass or masterauth.
 func redacted(args [][]byte, i int) bool {
 	if i == 0 {
 		return false
@@ -250,6 +250,9 @@ func redacted(args [][]byte, i int) bool {
 				return true
 			}
 		}
+	case "acl":
+		// ACL SETUSER: Redis 7.0 redacts the user and its rules (passwords).
+		return i >= 2 && strings.EqualFold(string(args[1]), "setuser")
 	case "config":
 		if i >= 3 && i%2 == 1 && len(args) > 1 && strings.EqualFold(string(args[1]), "set") {
 			p := byName[strings.ToLower(string(args[i-1]))]

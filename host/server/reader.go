@@ -184,7 +184,7 @@ func (rd *reader) bulkLimit() int64 {
 
 // unauth reports whether the client has yet to authenticate.
 func (rd *reader) unauth() bool {
-	return rd.c != nil && rd.c.s.requirePass() != "" && !rd.c.authenticated
+	return rd.c != nil && !rd.c.authenticated
 }
 
 // parse parses the complete commands in buf[off:end] into the batch and

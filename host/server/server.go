@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
@@ -92,6 +93,15 @@ type Server struct {
 	// loopback interface, as Redis's protected-mode.
 	protectedMode atomic.Bool
 
+	// ACL users (acl.go, aclcheck.go): aclGen counts changes of the
+	// users, aclRestricted says some user has command or key limits (so
+	// commands are checked), initErr is a bad [acl] configuration, which
+	// Serve reports.
+	acl           aclState
+	aclGen        atomic.Uint64
+	aclRestricted atomic.Bool
+	initErr       error
+
 	// MONITOR clients (monitor.go); monitoring is their number.
 	mons       monitors
 	monitoring atomic.Int64
@@ -155,7 +165,15 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		listeners:   make(map[net.Listener]struct{}),
 		clients:     make(map[uint64]*client),
 	}
-	s.setRequirePass(cfg.Server.Password)
+	s.password.Store(&cfg.Server.Password)
+	users := make([]ConfigUser, len(cfg.ACL.Users))
+	for i, u := range cfg.ACL.Users {
+		users[i] = ConfigUser{Name: u.Name, Rules: u.Rules}
+	}
+	if err := s.initACL(cfg.Server.Password, users); err != nil {
+		s.initErr = fmt.Errorf("[acl] users: %w", err)
+		s.setUsers(aclTable{"default": defaultUser(cfg.Server.Password)})
+	}
 	s.idle.Store(int64(time.Duration(cfg.Server.Timeout) * time.Second))
 	s.maxBulk.Store(int64(cfg.Server.ProtoMaxBulkLen))
 	if s.maxBulk.Load() <= 0 {
@@ -222,6 +240,10 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // serve accepts the connections of ln until the server closes.
 func (s *Server) serve(ln net.Listener) error {
+	if s.initErr != nil {
+		ln.Close()
+		return s.initErr
+	}
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
@@ -305,7 +327,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if s.protectedMode.Load() && s.requirePass() == "" && !isLoopback(nc.RemoteAddr()) {
+	if s.protectedMode.Load() && s.defaultNoPass() && !isLoopback(nc.RemoteAddr()) {
 		s.mu.Unlock()
 		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		_, _ = nc.Write([]byte(errProtected))
@@ -462,7 +484,29 @@ func (s *Server) requirePass() string {
 
 // setRequirePass changes it (CONFIG SET requirepass): connections already
 // authenticated stay so, as in Redis.
-func (s *Server) setRequirePass(p string) { s.password.Store(&p) }
+func (s *Server) setRequirePass(p string) {
+	s.password.Store(&p)
+	_ = s.changeUsers(func(t aclTable) error {
+		u := t["default"].clone()
+		u.passwords = nil
+		if p == "" {
+			u.nopass = true
+		} else {
+			u.nopass = false
+			u.addPassword(hashPassword(p))
+		}
+		t["default"] = u
+		return nil
+	})
+}
+
+// defaultNoPass reports whether the default user needs no password (and
+// is on): then new connections start authenticated as it, and protected
+// mode applies.
+func (s *Server) defaultNoPass() bool {
+	u := s.user("default")
+	return u != nil && u.on && u.nopass
+}
 
 // Metrics is a snapshot of the server's counters, for an exporter
 // (host/metrics).

@@ -357,6 +357,7 @@ func (e *engine) run(c *Ctx) []byte {
 		step := c.next
 		c.next = nil
 		c.req.Kind = 0
+		c.req.OtherDB, c.req.DB = false, 0
 		c.req.Calls = c.req.Calls[:0]
 		step(c)
 		if !c.pending {
@@ -424,6 +425,10 @@ func doneError(msg string) []byte {
 // backendError is the reply for a request the store could not run.
 func backendError(code codec.Code, msg string) string {
 	switch code {
+	case codec.ParameterError:
+		if msg == codec.ErrDBRange {
+			return msg
+		}
 	case codec.BackendUnavail:
 		return "ERR backend unavailable: " + msg
 	case codec.Timeout:

@@ -225,6 +225,17 @@ func (c *Ctx) Exec(next Step) {
 	c.submit(next)
 }
 
+// ExecDB is Exec in database db instead of the connection's (MOVE, COPY
+// ... DB). A db the server does not have fails the request as a whole:
+// the command replies "ERR DB index is out of range" and next does not run.
+func (c *Ctx) ExecDB(db int, next Step) {
+	if db < 0 || db > 0xffff {
+		panic("sdk: ExecDB: database out of range")
+	}
+	c.req.OtherDB, c.req.DB = true, uint16(db)
+	c.Exec(next)
+}
+
 // Scan asks for one page of keys; next reads it with Page.
 func (c *Ctx) Scan(args codec.ScanArgs, next Step) {
 	c.req.Kind = codec.ReqScan

@@ -141,6 +141,7 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		Deadline:       cfg.Commands.Deadline.D(),
 		MemoryLimitMiB: cfg.Commands.MemoryLimitMiB,
 		Reserved:       server.IsBuiltin,
+		Databases:      cfg.Server.Databases,
 		Logger:         log,
 	}, reg)
 	if err != nil {

@@ -18,45 +18,63 @@ func init() {
 // runCopy: COPY source destination [DB index] [REPLACE]. A read of every
 // bin, then one write of the destination (create-only unless REPLACE), with
 // the source's TTL. The copy is of the source as read; it is atomic on the
-// destination only. Copying to another database is not supported: a
-// module's requests address the connection's database.
+// destination only. With DB the destination is written in that database
+// (sdk.Ctx.ExecDB), which is looked up first: a database the server does
+// not have fails the command before anything is read, as in Redis.
 func runCopy(c *sdk.Ctx) {
 	replace := false
+	db := c.DB()
 	for i := 3; i < c.NArg(); i++ {
 		switch opt := c.Arg(i); {
 		case kit.Fold(opt, "replace"):
 			replace = true
 		case kit.Fold(opt, "db") && i+1 < c.NArg():
 			i++
-			db, ok := kit.ParseInt(c.Arg(i))
+			n, ok := kit.ParseInt(c.Arg(i))
 			if !ok {
 				c.Error(kit.NotInt)
 				return
 			}
-			if db < -1<<31 || db >= 1<<31 {
+			if n < -1<<31 || n >= 1<<31 {
 				c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 				return
 			}
-			if db < 0 || db >= 1<<16 {
-				c.Error("ERR DB index is out of range")
+			if n < 0 || n >= 1<<16 {
+				c.Error(codec.ErrDBRange)
 				return
 			}
-			if int(db) != c.DB() {
-				c.Error("ERR respike: COPY to another database is not supported")
-				return
-			}
+			db = int(n)
 		default:
 			c.Error(kit.Syntax)
 			return
 		}
 	}
-	if string(c.Arg(1)) == string(c.Arg(2)) {
+	if db == c.DB() && string(c.Arg(1)) == string(c.Arg(2)) {
 		c.Error("ERR source and destination objects are the same")
 		return
 	}
 	if replace {
 		c.N[0] = 1
 	}
+	c.N[1] = int64(db)
+	if db == c.DB() {
+		copyStart(c)
+		return
+	}
+	// The target database is checked first (the host refuses one it does
+	// not have): Redis answers that error before looking at the keys.
+	c.Record(c.Arg(2)).Header()
+	c.ExecDB(db, func(c *sdk.Ctx) {
+		switch r := c.Result(0); r.Code {
+		case codec.OK, codec.NotFound:
+			copyStart(c)
+		default:
+			kit.StoreError(c, r)
+		}
+	})
+}
+
+func copyStart(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Get("")
 	c.Exec(copyRead)
 }
@@ -79,8 +97,7 @@ func copyRead(c *sdk.Ctx) {
 			c.Error(kit.Contention)
 			return
 		}
-		c.Record(c.Arg(1)).Get("")
-		c.Exec(copyRead)
+		copyStart(c)
 		return
 	}
 	exists := codec.ExistsCreateOnly
@@ -88,6 +105,10 @@ func copyRead(c *sdk.Ctx) {
 		exists = codec.ExistsReplace
 	}
 	kit.CopyBins(c.Record(c.Arg(2)).Exists(exists), r.TTL, r.Value(0))
+	if db := int(c.N[1]); db != c.DB() {
+		c.ExecDB(db, copyDone)
+		return
+	}
 	c.Exec(copyDone)
 }
 

@@ -294,6 +294,8 @@ const (
 	offReqCalls  = int(unsafe.Offsetof(Request{}.Calls))
 	offReqScan   = int(unsafe.Offsetof(Request{}.Scan))
 	offReqAllDBs = int(unsafe.Offsetof(Request{}.AllDBs))
+	offReqOther  = int(unsafe.Offsetof(Request{}.OtherDB))
+	offReqDB     = int(unsafe.Offsetof(Request{}.DB))
 
 	offScanArgsCursor   = int(unsafe.Offsetof(ScanArgs{}.Cursor))
 	offScanArgsCount    = int(unsafe.Offsetof(ScanArgs{}.Count))
@@ -367,6 +369,10 @@ func ReadRequest(mem Memory, addr uint64, dst []byte) ([]byte, error) {
 			dst = put32(dst, get32(c[offCallNenc:]))
 			dst = append(dst, enc...)
 		}
+		if r[offReqOther] != 0 {
+			dst = append(dst, 1)
+			dst = put32(dst, uint32(binary.LittleEndian.Uint16(r[offReqDB:])))
+		}
 	case ReqScan:
 		s := r[offReqScan:]
 		dst = put64(dst, get64(s[offScanArgsCursor:]))
@@ -396,9 +402,11 @@ func (d *Decoder) DecodeRequestAt(mem Memory, addr uint64, r *Request) error {
 	r.Kind = RequestKind(b[offReqKind])
 	r.Calls = r.Calls[:0]
 	r.AllDBs = false
+	r.OtherDB, r.DB = false, 0
 	r.Scan = ScanArgs{}
 	switch r.Kind {
 	case ReqRecords:
+		r.OtherDB, r.DB = b[offReqOther] != 0, binary.LittleEndian.Uint16(b[offReqDB:])
 		p, n := get64(b[offReqCalls:]), get64(b[offReqCalls+8:])
 		if n == 0 || n > maxCalls {
 			return ErrCorrupt

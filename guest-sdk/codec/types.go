@@ -497,12 +497,21 @@ type ScanArgs struct {
 	WithType bool
 }
 
+// ErrDBRange is the Msg of a request (Code ParameterError) addressing a
+// database the server does not have; the SDK replies it as is.
+const ErrDBRange = "ERR DB index is out of range"
+
 // Request is what a guest step asks of the store.
 type Request struct {
 	Kind   RequestKind
 	Calls  []Call
 	Scan   ScanArgs
 	AllDBs bool // with ReqTruncate
+	// OtherDB (with ReqRecords) runs the calls in database DB instead of
+	// the connection's: MOVE and COPY ... DB address a second database.
+	// The host refuses a DB beyond its configured databases.
+	OtherDB bool
+	DB      uint16
 }
 
 // Writes reports whether op code c may change the record: every op that is

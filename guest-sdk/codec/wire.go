@@ -273,6 +273,12 @@ func AppendRequest(dst []byte, r *Request) []byte {
 			}
 			dst = append(dst, c.enc...)
 		}
+		if r.OtherDB {
+			// An optional trailer: a request without it runs in the
+			// connection's database.
+			dst = append(dst, 1)
+			dst = put32(dst, uint32(r.DB))
+		}
 	case ReqScan:
 		dst = put64(dst, r.Scan.Cursor)
 		dst = put64(dst, uint64(r.Scan.Count))
@@ -622,6 +628,7 @@ func (d *Decoder) DecodeRequest(b []byte, r *Request) error {
 	r.Kind = RequestKind(d.u8())
 	r.Calls = r.Calls[:0]
 	r.AllDBs = false
+	r.OtherDB, r.DB = false, 0
 	r.Scan = ScanArgs{}
 	switch r.Kind {
 	case ReqRecords:
@@ -632,6 +639,14 @@ func (d *Decoder) DecodeRequest(b []byte, r *Request) error {
 			c.Key = d.bytes()
 			d.policy(&c.Policy)
 			d.ops(c, d.count(2))
+		}
+		if d.err == nil && d.off < len(d.b) {
+			r.OtherDB = d.u8() != 0
+			db := d.u32()
+			if db > 0xffff {
+				d.fail()
+			}
+			r.DB = uint16(db)
 		}
 	case ReqScan:
 		r.Scan.Cursor = d.u64()

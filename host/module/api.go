@@ -31,6 +31,10 @@ type Config struct {
 	// Reserved reports names the host serves itself; a module claiming one
 	// is refused.
 	Reserved func(name string) bool
+	// Databases is the number of databases (0..Databases-1) a command
+	// may address in a request of its own (codec.Request.OtherDB); 0 does
+	// not check.
+	Databases int
 	// NoInline disables running store requests inside the guest call even
 	// when the store allows it (tests use it to exercise the resume path).
 	NoInline bool
@@ -222,6 +226,17 @@ const errGuardRefused = "transaction aborted: a watched key changed"
 
 // storeExec runs rq on the store, through g when there is one.
 func (r *Runtime) storeExec(ctx context.Context, g Guard, db int, rq *codec.Request, resp *codec.Response) {
+	if rq.Kind == codec.ReqRecords && rq.OtherDB {
+		// MOVE, COPY ... DB: the guest addresses another database.
+		db = int(rq.DB)
+		if r.cfg.Databases > 0 && db >= r.cfg.Databases {
+			resp.Code, resp.Msg = codec.ParameterError, codec.ErrDBRange
+			resp.Results = resp.Results[:0]
+			resp.Scan = codec.ScanPage{Keys: resp.Scan.Keys[:0], Types: resp.Scan.Types[:0]}
+			resp.Count = 0
+			return
+		}
+	}
 	if g == nil {
 		r.st.Exec(ctx, db, rq, resp)
 		return

@@ -174,6 +174,7 @@ func newBackendOn(ctx context.Context, st store.Store, dir, cacheDir string, log
 		Deadline:       5 * time.Second,
 		MemoryLimitMiB: 64,
 		Reserved:       server.IsBuiltin,
+		Databases:      16, // the server's default
 		// RESPIKE_TEST_NOINLINE=1 makes the embedded store's requests wait
 		// and resume, as Aerospike's do: pipelines then take the overlapped
 		// path (host/module/overlap.go) without a cluster.

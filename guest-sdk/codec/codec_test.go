@@ -36,6 +36,19 @@ func TestRequestRoundTrip(t *testing.T) {
 	if !got.Calls[0].Ops[2].Value2.Equal(req.Calls[0].Ops[2].Value2) {
 		t.Fatalf("nested value lost: %+v", got.Calls[0].Ops[2].Value2)
 	}
+	if got.OtherDB {
+		t.Fatal("a request without the database trailer decoded with OtherDB")
+	}
+	// Another database (MOVE, COPY ... DB): an optional trailer.
+	req.OtherDB, req.DB = true, 7
+	if err := d.DecodeRequest(AppendRequest(nil, &req), &got); err != nil || !got.OtherDB || got.DB != 7 {
+		t.Fatalf("other db: %v %v %d", err, got.OtherDB, got.DB)
+	}
+	// A reused request forgets it.
+	req.OtherDB, req.DB = false, 0
+	if err := d.DecodeRequest(AppendRequest(nil, &req), &got); err != nil || got.OtherDB || got.DB != 0 {
+		t.Fatalf("reused: %v %v %d", err, got.OtherDB, got.DB)
+	}
 }
 
 func TestCorruptInputIsAnErrorNotAPanic(t *testing.T) {

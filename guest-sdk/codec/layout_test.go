@@ -231,8 +231,14 @@ func TestReadRequestMatchesAppendRequest(t *testing.T) {
 	records.Calls[2].BeginEncoded([]byte("x"))
 	records.Calls[2].TTLKeep().Get(BinValue)
 	scan := &Request{Kind: ReqScan, Scan: ScanArgs{Cursor: 1 << 40, Count: 10, WithType: true}}
+	otherDB := new(Request)
+	otherDB.Kind, otherDB.OtherDB, otherDB.DB = ReqRecords, true, 65535
+	otherDB.Calls = make([]Call, 1)
+	otherDB.Calls[0].BeginEncoded([]byte("moved"))
+	otherDB.Calls[0].Get("")
 	for name, r := range map[string]*Request{
 		"records":  records,
+		"other db": otherDB,
 		"scan":     scan,
 		"count":    {Kind: ReqCount},
 		"truncate": {Kind: ReqTruncate, AllDBs: true},

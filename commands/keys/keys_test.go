@@ -371,7 +371,7 @@ COPY "new\x00key" g => (integer) 0
 COPY d g db abc => (error) ERR value is not an integer or out of range
 COPY d g db 2147483648 => (error) ERR value is out of range, value must between -2147483648 and 2147483647
 COPY d g db -1 => (error) ERR DB index is out of range
-COPY d g db 1 => (error) ERR respike: COPY to another database is not supported
+COPY d g db 1 => (integer) 0
 COPY d g db 0 foo => (error) ERR syntax error
 COPY d g db => (error) ERR syntax error
 COPY d g foo => (error) ERR syntax error
@@ -502,4 +502,52 @@ TTL k => (integer) -1
 PERSIST k => (integer) 0
 `)
 	}
+}
+
+func TestMoveAndCopyDB(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		putStr(t, h, "a", "1")
+		cmdtest.Script(t, h, `
+PEXPIREAT a 4102444800123 => (integer) 1
+MOVE a 1 => (integer) 1
+`)
+		putStr(t, h, "a", "2")
+		cmdtest.Script(t, h, `
+MOVE a 0 => (error) ERR source and destination objects are the same
+MOVE a x => (error) ERR value is not an integer or out of range
+MOVE a 2147483648 => (error) ERR value is out of range, value must between -2147483648 and 2147483647
+MOVE a -1 => (error) ERR DB index is out of range
+MOVE nokey 1 => (integer) 0
+MOVE a 1 => (integer) 0
+COPY a a DB 1 => (integer) 0
+COPY a b DB 1 REPLACE => (integer) 1
+`)
+		h.DB = 1
+		cmdtest.Script(t, h, `
+EXISTS a b => (integer) 2
+PEXPIRETIME a => (integer) 4102444800123
+OBJECT ENCODING b => "int"
+MOVE a 0 => (integer) 0
+`)
+	})
+}
+
+func TestObject(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		putStr(t, h, "i", "123")
+		putStr(t, h, "s", "hello")
+		putStr(t, h, "r", "123456789012345678901234567890123456789012345")
+		cmdtest.Script(t, h, `
+OBJECT ENCODING i => "int"
+OBJECT ENCODING s => "embstr"
+OBJECT ENCODING r => "raw"
+OBJECT ENCODING nokey => (nil)
+OBJECT REFCOUNT i => (integer) 2147483647
+OBJECT REFCOUNT s => (integer) 1
+OBJECT IDLETIME s => (integer) 0
+OBJECT FREQ nokey => (nil)
+OBJECT foo => (error) ERR unknown subcommand 'foo'. Try OBJECT HELP.
+OBJECT ENCODING => (error) ERR wrong number of arguments for 'object|encoding' command
+`)
+	})
 }

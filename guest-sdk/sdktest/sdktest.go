@@ -228,7 +228,11 @@ func (h *Host) exec(ctx context.Context, req []byte) []byte {
 	if err := h.dec.DecodeRequest(req, &h.req); err != nil {
 		panic("sdktest: the module sent a malformed request: " + err.Error())
 	}
-	h.Store.Exec(ctx, h.DB, &h.req, &h.resp)
+	db := h.DB
+	if h.req.Kind == codec.ReqRecords && h.req.OtherDB {
+		db = int(h.req.DB) // sdk.Ctx.ExecDB: MOVE, COPY ... DB
+	}
+	h.Store.Exec(ctx, db, &h.req, &h.resp)
 	return codec.NewResponse(h.req.Kind, &h.resp)
 }
 

@@ -1,9 +1,11 @@
 // Command keys is respike's module of generic keyspace commands: DEL,
-// EXISTS, TYPE, TTLs and expiry, SCAN, KEYS, RANDOMKEY, RENAME, COPY and
-// SORT. They work on records of every type: they read only the type tag
-// bin "t" or the record's header (generation, TTL), except RENAME and
-// COPY, which copy every bin, and SORT, which reads lists, sets and sorted
-// sets whole.
+// EXISTS, TYPE, TTLs and expiry, SCAN, KEYS, RANDOMKEY, RENAME, COPY,
+// MOVE, OBJECT and SORT. They work on records of every type: they read
+// only the type tag bin "t" or the record's header (generation, TTL),
+// except RENAME, COPY and MOVE, which copy every bin, OBJECT, which reads
+// a value to derive its Redis encoding, and SORT, which reads lists, sets
+// and sorted sets whole. MOVE and COPY ... DB address a second database
+// (sdk.Ctx.ExecDB).
 //
 // Expiries are exact to the millisecond at any horizon: the store keeps
 // the Unix time in ms in codec.BinExpire (codec.TTLAt) and treats a record

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/respike/respike/commands/internal/kit"
@@ -214,6 +215,56 @@ func TestRenameWaitsForPending(t *testing.T) {
 		}
 		if m := pendingMark(t, h, "b"); m.Kind != codec.KindNil {
 			t.Errorf("stale mark copied: %v", m)
+		}
+	})
+}
+
+// valueIn returns the string value of key in database db, or "(nil)".
+func valueIn(t *testing.T, st store.Store, db int, key string) string {
+	t.Helper()
+	var call codec.Call
+	call.Key = []byte(key)
+	call.Get(codec.BinValue)
+	req := codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{call}}
+	var resp codec.Response
+	st.Exec(context.Background(), db, &req, &resp)
+	if resp.Code != codec.OK || len(resp.Results) != 1 {
+		t.Fatalf("read %s in db %d: %d %s", key, db, resp.Code, resp.Msg)
+	}
+	if r := resp.Results[0]; r.Code == codec.OK {
+		return string(r.Values[0].Bytes)
+	}
+	return "(nil)"
+}
+
+// MOVE's steps race other clients as RENAME's do: a DEL of the source
+// between the copy to the target database and the source delete came
+// first (MOVE answers 0, the copy is taken back); a SET of the source came
+// first too, and MOVE moves the new value.
+func TestMoveLosesToDelAndSet(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		putStr(t, h, "a", "moving")
+		done := interfereBeforeDelete(h, "a", func() { deleteKey(t, base, "a") })
+		cmdtest.Script(t, h, `MOVE a 1 => (integer) 0`)
+		if !*done {
+			t.Fatal("the source delete was not intercepted")
+		}
+		if got := valueIn(t, base, 1, "a"); got != "(nil)" {
+			t.Errorf("db1 a = %q after MOVE lost to DEL", got)
+		}
+		h.Store = base
+		putStr(t, h, "a", "old")
+		done = interfereBeforeDelete(h, "a", func() { putStr(t, &sdktest.Host{Store: base}, "a", "new") })
+		cmdtest.Script(t, h, `MOVE a 1 => (integer) 1`)
+		if !*done {
+			t.Fatal("the source delete was not intercepted")
+		}
+		if got := valueIn(t, base, 1, "a"); got != "new" {
+			t.Errorf("db1 a = %q, want new", got)
+		}
+		if got := valueIn(t, base, 0, "a"); got != "(nil)" {
+			t.Errorf("db0 a = %q after MOVE", got)
 		}
 	})
 }

@@ -30,20 +30,11 @@ func runCopy(c *sdk.Ctx) {
 			replace = true
 		case kit.Fold(opt, "db") && i+1 < c.NArg():
 			i++
-			n, ok := kit.ParseInt(c.Arg(i))
+			n, ok := parseDB(c, c.Arg(i))
 			if !ok {
-				c.Error(kit.NotInt)
 				return
 			}
-			if n < -1<<31 || n >= 1<<31 {
-				c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
-				return
-			}
-			if n < 0 || n >= 1<<16 {
-				c.Error(codec.ErrDBRange)
-				return
-			}
-			db = int(n)
+			db = n
 		default:
 			c.Error(kit.Syntax)
 			return

@@ -38,24 +38,34 @@ type moveOp struct {
 //     went away, the destination written in (3) is deleted (guarded by the
 //     generation (3) produced) and the command starts over.
 func runMove(c *sdk.Ctx) {
-	db, ok := kit.ParseInt(c.Arg(2))
+	db, ok := parseDB(c, c.Arg(2))
 	if !ok {
-		c.Error(kit.NotInt)
 		return
 	}
-	if db < -1<<31 || db >= 1<<31 {
-		c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
-		return
-	}
-	if db < 0 || db >= 1<<16 {
-		c.Error(codec.ErrDBRange)
-		return
-	}
-	if int(db) == c.DB() {
+	if db == c.DB() {
 		c.Error("ERR source and destination objects are the same")
 		return
 	}
-	moveStart(c, &moveOp{db: int(db)})
+	moveStart(c, &moveOp{db: db})
+}
+
+// parseDB parses the database of MOVE and COPY ... DB as Redis does
+// (getIntFromObjectOrReply, then selectDb), or replies the error. A
+// database the SDK can address but the server does not have is refused
+// by the host at the first request (sdk.Ctx.ExecDB).
+func parseDB(c *sdk.Ctx, arg []byte) (int, bool) {
+	db, ok := kit.ParseInt(arg)
+	switch {
+	case !ok:
+		c.Error(kit.NotInt)
+	case db < -1<<31 || db >= 1<<31:
+		c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+	case db < 0 || db >= 1<<16:
+		c.Error(codec.ErrDBRange)
+	default:
+		return int(db), true
+	}
+	return 0, false
 }
 
 func moveStart(c *sdk.Ctx, op *moveOp) {

@@ -190,3 +190,31 @@ func TestMoveTouchesWatchOfTargetDB(t *testing.T) {
 		t.Fatalf("w in db3 = %q", v)
 	}
 }
+
+// TestMoveWakesBlockedPop: a list MOVEd into the database a BLPOP waits
+// in serves it, as a push there would.
+func TestMoveWakesBlockedPop(t *testing.T) {
+	needModules(t, "keys", "list")
+	flushAll(t)
+	ctx := context.Background()
+	db0 := client(t, env.daemon.Addr)
+	db4 := client(t, env.daemon.Addr, func(o *redis.Options) { o.DB = 4 })
+	db0.RPush(ctx, "q", "job")
+	got := make(chan []string, 1)
+	go func() {
+		v, _ := db4.BLPop(ctx, 10*time.Second, "q").Result()
+		got <- v
+	}()
+	awaitBlocked(t, db0, 1)
+	if n, err := db0.Move(ctx, "q", 4).Result(); err != nil || !n {
+		t.Fatalf("MOVE q 4: %v %v", n, err)
+	}
+	select {
+	case v := <-got:
+		if fmt.Sprint(v) != "[q job]" {
+			t.Fatalf("BLPOP in db 4 = %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the MOVE did not wake the BLPOP in the target database")
+	}
+}

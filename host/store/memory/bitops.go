@@ -112,7 +112,10 @@ func (cx *callCtx) bitWrite(o *codec.Op) *opError {
 	if !inBlob(o, len(blob)) {
 		return errOpNotApplicable
 	}
-	nb := append([]byte(nil), blob...)
+	nb := blob
+	if len(cx.ownBlob) != len(blob) || &cx.ownBlob[0] != &blob[0] {
+		nb = append([]byte(nil), blob...)
+	}
 	for j := range o.Count {
 		p := o.Index + j
 		mask := byte(0x80) >> (p & 7)
@@ -123,5 +126,6 @@ func (cx *callCtx) bitWrite(o *codec.Op) *opError {
 		}
 	}
 	cx.setBin(o.Bin, codec.Bytes(nb), nil)
+	cx.ownBlob = nb
 	return nil
 }

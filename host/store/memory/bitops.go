@@ -78,6 +78,9 @@ func bitRead(b *bin, o *codec.Op) (codec.Value, *opError) {
 		}
 		return codec.Int(n), nil
 	}
+	if o.Index&7 == 0 && o.Count&7 == 0 { // whole bytes (an HLL's header, BITFIELD windows)
+		return codec.Bytes(append([]byte(nil), blob[o.Index>>3:(o.Index+o.Count)>>3]...)), nil
+	}
 	out := make([]byte, (o.Count+7)/8)
 	for j := range o.Count {
 		p := o.Index + j

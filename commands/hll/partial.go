@@ -93,14 +93,18 @@ func setReg(call *codec.Call, i int, v uint8) {
 
 // pfaddPartial is PFADD's first step for 1..maxPartial elements: it reads
 // the header, the last byte and each element's register bytes of a dense
-// HLL in one call.
+// HLL in one call. Each element's register and count are kept in c.B
+// (3 bytes each) for the next step, which then need not hash again.
 func pfaddPartial(c *sdk.Ctx) {
 	call := readDenseHeader(c.Record(c.Arg(1)).Guard(codec.TypeString))
+	b := c.B[:0]
 	for _, ele := range c.Args()[2:] {
-		i, _ := patLen(ele)
+		i, count := patLen(ele)
+		b = append(b, byte(i>>8), byte(i), count)
 		first, n := regBytes(i)
 		call.BitGet(codec.BinValue, first*8, n*8)
 	}
+	c.B = b
 	c.Exec(pfaddPartialRead)
 }
 
@@ -118,8 +122,8 @@ func pfaddPartialRead(c *sdk.Ctx) {
 	var vals [maxPartial]uint8
 	n := 0
 outer:
-	for k, ele := range c.Args()[2:] {
-		i, count := patLen(ele)
+	for k := range c.NArg() - 2 {
+		i, count := int(c.B[3*k])<<8|int(c.B[3*k+1]), c.B[3*k+2]
 		if count <= regValue(r.Value(2+k).Bytes, i) {
 			continue
 		}

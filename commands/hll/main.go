@@ -14,7 +14,9 @@
 // another client wrote in between. PFCOUNT of one key reads it and, when
 // the cached cardinality was not valid, writes the new cache back under
 // the generation read, as Redis updates it; PFCOUNT of several keys reads
-// them in one batch and writes nothing.
+// them in one batch and writes nothing. A PFADD of a few elements to a
+// dense HLL and a PFCOUNT of one dense key with a valid cache read and
+// write only the bytes they need (partial.go).
 package main
 
 import (

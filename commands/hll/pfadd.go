@@ -16,7 +16,18 @@ func init() {
 // runPFAdd: PFADD key [element ...]. Reads the HLL, adds the elements in
 // the module as Redis's pfaddCommand does, and writes it back when a
 // register changed (or the key is new): 1, else 0 and nothing written.
+// A few elements first try the partial path of a dense HLL (partial.go),
+// which reads and writes only the registers' bytes.
 func runPFAdd(c *sdk.Ctx) {
+	if n := c.NArg() - 2; n >= 1 && n <= maxPartial {
+		pfaddPartial(c)
+		return
+	}
+	pfaddWhole(c)
+}
+
+// pfaddWhole is PFADD on the whole value.
+func pfaddWhole(c *sdk.Ctx) {
 	readHLL(c, c.Arg(1))
 	c.Exec(pfaddApply)
 }

@@ -19,16 +19,18 @@ func init() {
 // the estimate, which is then cached in the value as Redis does (a write
 // under the generation read; when another client wrote in between, the
 // estimate of what was read is still the answer and nothing is written).
-// Several keys: the estimate of their union, from one batch read.
+// Several keys: the estimate of their union, from one batch read. One
+// dense key with a valid cache: only its header is read (partial.go).
 func runPFCount(c *sdk.Ctx) {
+	if c.NArg() == 2 {
+		readDenseHeader(c.Record(c.Arg(1)).Guard(codec.TypeString))
+		c.Exec(pfcountHeader)
+		return
+	}
 	for _, k := range c.Args()[1:] {
 		readHLL(c, k)
 	}
-	if c.NArg() > 2 {
-		c.Exec(pfcountUnion)
-		return
-	}
-	c.Exec(pfcountOne)
+	c.Exec(pfcountUnion)
 }
 
 func pfcountOne(c *sdk.Ctx) {

@@ -78,6 +78,9 @@ func bitRead(b *bin, o *codec.Op) (codec.Value, *opError) {
 		}
 		return codec.Int(n), nil
 	}
+	if o.Index&7 == 0 && o.Count&7 == 0 { // whole bytes (an HLL's header, BITFIELD windows)
+		return codec.Bytes(append([]byte(nil), blob[o.Index>>3:(o.Index+o.Count)>>3]...)), nil
+	}
 	out := make([]byte, (o.Count+7)/8)
 	for j := range o.Count {
 		p := o.Index + j
@@ -112,7 +115,10 @@ func (cx *callCtx) bitWrite(o *codec.Op) *opError {
 	if !inBlob(o, len(blob)) {
 		return errOpNotApplicable
 	}
-	nb := append([]byte(nil), blob...)
+	nb := blob
+	if len(cx.ownBlob) != len(blob) || &cx.ownBlob[0] != &blob[0] {
+		nb = append([]byte(nil), blob...)
+	}
 	for j := range o.Count {
 		p := o.Index + j
 		mask := byte(0x80) >> (p & 7)
@@ -123,5 +129,6 @@ func (cx *callCtx) bitWrite(o *codec.Op) *opError {
 		}
 	}
 	cx.setBin(o.Bin, codec.Bytes(nb), nil)
+	cx.ownBlob = nb
 	return nil
 }

@@ -134,7 +134,7 @@ SET k v => OK
 TTL k => (integer) -1
 SET k v PX 1500 => OK
 TTL k => (integer) 2
-SET k v PX 1 => OK
+SET k v PX 400 => OK
 TTL k => (integer) 1
 SET k v ex 10 EX 20 => OK
 TTL k => (integer) 20
@@ -148,7 +148,7 @@ SETEX k 50 v => OK
 TTL k => (integer) 50
 GETSET k x => "v"
 TTL k => (integer) -1
-PSETEX k 2001 v => OK
+PSETEX k 2400 v => OK
 TTL k => (integer) 3
 `)
 		now := time.Now().Unix()

@@ -46,18 +46,21 @@ func cmdMonitor(c *client, _ [][]byte) {
 		c.w.OK()
 		return
 	}
-	// The +OK goes out before the first line.
-	c.w.OK()
-	if !c.flush() {
-		return
-	}
+	// Registered before the +OK leaves, so that every command run after
+	// the client sees it is streamed; its lines wait in the channel until
+	// the +OK is written and the writer starts.
 	m := &monitor{c: c, lines: make(chan []byte, monitorQueue), done: make(chan struct{})}
-	c.monitor = m
 	s := c.s
 	s.mons.mu.Lock()
 	s.mons.list = append(s.mons.list, m)
 	s.monitoring.Store(int64(len(s.mons.list)))
 	s.mons.mu.Unlock()
+	c.w.OK()
+	if !c.flush() {
+		s.stopMonitor(m)
+		return
+	}
+	c.monitor = m
 	go m.run()
 }
 

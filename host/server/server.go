@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -297,6 +298,25 @@ const errProtected = "-DENIED Redis is running in protected mode because protect
 	"4) Setup a an authentication password for the default user. " +
 	"NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
 
+// refuse answers a refused connection, as Redis does, and closes it,
+// without holding up the accept loop. It closes the writing side first and
+// reads what the client sent meanwhile (its HELLO, its first command) for a
+// moment: closing a socket with unread input resets it, and the client
+// would lose the answer.
+func refuse(nc net.Conn, msg string) {
+	go func() {
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		if _, err := nc.Write([]byte(msg)); err != nil {
+			return
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, nc)
+	}()
+}
+
 // isLoopback reports whether a client address is on the loopback
 // interface (or not an IP address at all, as a Unix socket's).
 func isLoopback(a net.Addr) bool {
@@ -321,17 +341,12 @@ func (s *Server) accept(nc net.Conn) {
 	if int64(len(s.clients)) >= s.maxClients.Load() {
 		s.mu.Unlock()
 		s.stats.rejectedConns.Add(1)
-		// Redis answers the refused client before closing it.
-		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+		refuse(nc, "-ERR max number of clients reached\r\n")
 		return
 	}
 	if s.protectedMode.Load() && s.defaultNoPass() && !isLoopback(nc.RemoteAddr()) {
 		s.mu.Unlock()
-		_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		_, _ = nc.Write([]byte(errProtected))
-		nc.Close()
+		refuse(nc, errProtected)
 		s.log.Warn("protected mode: refused a client from outside the loopback interface", "addr", nc.RemoteAddr().String())
 		return
 	}

@@ -205,3 +205,50 @@ func peerSerial(t *testing.T, addr string, p *pki, cert tls.Certificate) int64 {
 	defer conn.Close()
 	return conn.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
 }
+
+// nonLoopbackIP is an address of this machine outside the loopback
+// interface, or nil.
+func nonLoopbackIP() net.IP {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP
+		}
+	}
+	return nil
+}
+
+// Protected mode through a real TCP client from this machine's own
+// non-loopback address: refused with Redis's text while no password is set.
+func TestProtectedModeRefusesRemoteClients(t *testing.T) {
+	ip := nonLoopbackIP()
+	if ip == nil {
+		t.Skip("this machine has no non-loopback IPv4 address to connect from")
+	}
+	d := newDaemon(t, func(*config.Config) {})
+	// A second listener on that address; a client dialling it comes from it.
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = d.Server.Serve(ln) }() // ends when the daemon stops
+	remote := ln.Addr().String()
+	ctx := context.Background()
+	// A raw RESP client: its PING's answer is the refusal, then the close.
+	// (go-redis opens with HELLO, takes the refusal as "no HELLO here" and
+	// goes on to a closed connection, reporting EOF.)
+	r := raw(t, remote)
+	if got := do(t, r, "PING"); !strings.HasPrefix(got, "-DENIED Redis is running in protected mode") {
+		t.Fatalf("PING from %s: %q", ip, got)
+	}
+	if closed, err := r.Closed(); !closed || err != nil {
+		t.Fatalf("refused connection not closed: %v", err)
+	}
+	// From loopback the daemon serves; with protected mode off, the remote client too.
+	if err := client(t, d.Addr).ConfigSet(ctx, "protected-mode", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := client(t, remote).Ping(ctx).Result(); err != nil || v != "PONG" {
+		t.Fatalf("PING from %s with protected-mode no: %q %v", ip, v, err)
+	}
+}

@@ -30,8 +30,9 @@ type version struct {
 	loadDur     time.Duration // set before the version is published
 	swaps       int64         // the module's swaps, this one included
 	compiled    wazero.CompiledModule
-	deadlineErr []byte // the reply of a command that exceeded the deadline
-	batch       bool   // the module exports respike_batch
+	centry      *compiledEntry // holds compiled (compcache.go)
+	deadlineErr []byte         // the reply of a command that exceeded the deadline
+	batch       bool           // the module exports respike_batch
 	ctr         *modCounters
 
 	slots   []*slot
@@ -125,7 +126,7 @@ func (v *version) close() {
 		}
 		s.mu.Unlock()
 	}
-	_ = v.compiled.Close(context.Background())
+	v.rt.release(v.centry)
 }
 
 // slot is a place for one instance. Its mutex is held by the one goroutine

@@ -47,6 +47,11 @@ type Runtime struct {
 	reg     atomic.Pointer[registry]
 	callPol sync.Pool // *call
 
+	cmu      sync.Mutex                  // guards compiled, cseq, cclosed (compcache.go)
+	compiled map[[32]byte]*compiledEntry // compiled modules by file content
+	cseq     uint64
+	cclosed  bool
+
 	mu       sync.Mutex // serialises Load, Unload and Close
 	closed   bool
 	stopping atomic.Bool // Close was called: guests stop at their next tick
@@ -76,6 +81,7 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		log:      cfg.Logger,
 		deadline: cfg.Deadline,
 		nInst:    cfg.Instances,
+		compiled: map[[32]byte]*compiledEntry{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -247,14 +253,12 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 	if err != nil {
 		return nil, err
 	}
-	if bin, err = instrument(bin); err != nil {
-		return nil, fmt.Errorf("add loop fuel: %w", err)
-	}
-	compiled, err := r.wrt.CompileModule(ctx, bin)
+	ce, err := r.compile(ctx, bin)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		return nil, err
 	}
-	v := &version{rt: r, name: name, path: path, compiled: compiled, loadedAt: time.Now(), ctr: r.counters(name)}
+	compiled := ce.cm
+	v := &version{rt: r, name: name, path: path, centry: ce, compiled: compiled, loadedAt: time.Now(), ctr: r.counters(name)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -505,6 +509,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	for _, v := range g.mods {
 		v.unref()
 	}
+	r.closeCompiled()
 	r.dog.stop()
 	err := r.wrt.Close(ctx)
 	if r.cache != nil {

@@ -1,8 +1,9 @@
 // Package watch keeps a module runtime in step with its commands folder: a
 // new or changed .wasm file is loaded (and swapped in when it validates), a
-// removed one is unloaded. Events are debounced so a file being written is
-// loaded once, after the writes stop; content hashes keep an unchanged file
-// from being compiled again.
+// removed one is unloaded. Writes are debounced so a file being written is
+// loaded once, after the writes stop; a file renamed into place is loaded
+// at once (after a settle of a few milliseconds); content hashes keep an
+// unchanged file from being compiled again.
 //
 // Names starting with a dot are ignored, so that an operator (or an editor)
 // can write ".kv.wasm.tmp" and rename it to "kv.wasm": the rename is one
@@ -28,8 +29,8 @@ import (
 	"github.com/respike/respike/host/module"
 )
 
-// DefaultDebounce is how long a file must stay quiet before it is loaded
-// when New is given no debounce.
+// DefaultDebounce is how long a file written in place must stay quiet
+// before it is loaded when New is given no debounce.
 const DefaultDebounce = 200 * time.Millisecond
 
 // Loader is the part of the module runtime the watcher drives.
@@ -106,13 +107,25 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.report(w.dir, watching)
 
-	pending := map[string]time.Time{} // path → time of its last event
+	pending := map[string]change{}
 	timer := time.NewTimer(w.debounce)
 	timer.Stop()
-	// armed says the timer will fire, at the latest one debounce period
-	// after the newest event: a file written without pause for minutes
-	// does not hold back the others.
+	// armed says the timer will fire at due, at the latest one debounce
+	// period after the newest event: a file written without pause for
+	// minutes does not hold back the others.
 	armed := false
+	var due time.Time
+	note := func(ev fsnotify.Event) {
+		if !isModuleFile(ev.Name) {
+			return
+		}
+		c := change{at: time.Now(), whole: ev.Op == fsnotify.Create}
+		pending[ev.Name] = c
+		if at := c.at.Add(w.quiet(c)); !armed || at.Before(due) {
+			timer.Reset(time.Until(at))
+			armed, due = true, at
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -121,14 +134,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if !isModuleFile(ev.Name) {
-				continue
-			}
-			pending[ev.Name] = time.Now()
-			if !armed {
-				timer.Reset(w.debounce)
-				armed = true
-			}
+			note(ev)
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
@@ -140,31 +146,77 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		case <-timer.C:
 			armed = false
+			// Events already delivered come first: a write that follows a
+			// file's creation makes it one being written.
+		drain:
+			for {
+				select {
+				case ev, ok := <-fw.Events:
+					if !ok {
+						break drain
+					}
+					note(ev)
+				default:
+					break drain
+				}
+			}
+			if armed && time.Now().Before(due) {
+				continue // an event moved the next check earlier
+			}
 			if next := w.syncQuiet(ctx, pending); next > 0 {
 				timer.Reset(next)
-				armed = true
+				armed, due = true, time.Now().Add(next)
 			}
 		}
 	}
 }
 
-// syncQuiet reconciles the pending files that have been quiet for the
-// debounce period, in the order they were written, and removes them from
-// pending. It returns how long until the next pending file is quiet, or 0.
-func (w *Watcher) syncQuiet(ctx context.Context, pending map[string]time.Time) time.Duration {
+// settle is how long a file that appeared whole (its last event a
+// creation: a rename into place, or a new file whose writes have not
+// begun) waits for a write event before it is loaded. A rename is one
+// complete event and needs no debounce; a copy creates the file and
+// writes it at once, so its first write arrives well within this.
+const settle = 10 * time.Millisecond
+
+// change is a pending event of a module file.
+type change struct {
+	at    time.Time // the last event
+	whole bool      // the last event was the file's creation (see settle)
+}
+
+// quiet is how long the file of c must stay quiet before it is loaded.
+func (w *Watcher) quiet(c change) time.Duration {
+	if c.whole {
+		return min(settle, w.debounce)
+	}
+	return w.debounce
+}
+
+// syncQuiet reconciles the pending files that have been quiet long enough,
+// in the order they were written, and removes them from pending. It
+// returns how long until the next pending file is quiet, or 0.
+func (w *Watcher) syncQuiet(ctx context.Context, pending map[string]change) time.Duration {
 	now := time.Now()
 	var due []string
 	next := time.Duration(0)
-	for path, at := range pending {
-		if quiet := now.Sub(at); quiet < w.debounce {
-			if d := w.debounce - quiet; next == 0 || d < next {
+	for path, c := range pending {
+		if c.whole && now.Sub(c.at) >= w.quiet(c) {
+			// An empty file was created and not written yet (a copy that
+			// has not begun): its writes are debounced.
+			if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+				c.whole = false
+				pending[path] = c
+			}
+		}
+		if quiet := now.Sub(c.at); quiet < w.quiet(c) {
+			if d := w.quiet(c) - quiet; next == 0 || d < next {
 				next = d
 			}
 			continue
 		}
 		due = append(due, path)
 	}
-	slices.SortFunc(due, func(a, b string) int { return pending[a].Compare(pending[b]) })
+	slices.SortFunc(due, func(a, b string) int { return pending[a].at.Compare(pending[b].at) })
 	for _, path := range due {
 		delete(pending, path)
 	}

@@ -295,6 +295,30 @@ func TestRenameIntoPlace(t *testing.T) {
 	}
 }
 
+// TestRenameNeedsNoDebounce checks that a file renamed into place loads
+// without waiting for the debounce period, which here is longer than the
+// harness waits for an outcome, while a file created and written in place
+// still waits for its writes to stop.
+func TestRenameNeedsNoDebounce(t *testing.T) {
+	h := newHarness(t, time.Hour)
+	h.run(0)
+	h.replace("kv.wasm", "v1")
+	h.expect(event{"kv.wasm", loaded})
+	h.replace("kv.wasm", "v2")
+	h.expect(event{"kv.wasm", loaded})
+	if got := h.rt.loadLog(); !slices.Equal(got, []string{"kv:v1", "kv:v2"}) {
+		t.Fatalf("loads = %q", got)
+	}
+	// Created and written: debounced (an hour), so the rename after it is
+	// the next outcome, and the written file is not loaded meanwhile.
+	h.write("slow.wasm", "partial")
+	h.replace("kv.wasm", "v3")
+	h.expect(event{"kv.wasm", loaded})
+	if got := h.rt.loadLog(); !slices.Equal(got, []string{"kv:v1", "kv:v2", "kv:v3"}) {
+		t.Fatalf("loads = %q: the file written in place was not debounced", got)
+	}
+}
+
 func TestRemoval(t *testing.T) {
 	h := newHarness(t, 250*time.Millisecond)
 	h.write("a.wasm", "a")

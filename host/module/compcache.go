@@ -1,0 +1,200 @@
+package module
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Compiled modules by content.
+//
+// Loading a file costs, besides instantiating it, the loop-fuel rewrite
+// (instrument.go) and wazero's CompileModule, which decodes and validates
+// every function even when its compilation cache holds the native code:
+// about 30 ms and 60 ms for a 3.5 MB Go module, more on a busy machine.
+// Two caches keyed by the SHA-256 of the file as written spare them:
+//
+//   - In memory, the compiled module: a file whose content is served, or
+//     was served recently (a swap back to the previous build, another
+//     name for the same build), reuses its compiled code outright. The
+//     versions holding an entry count as its references; at most
+//     idleCompiled entries without a reference stay, the oldest go first.
+//   - On disk, under the compilation cache folder, the instrumented binary:
+//     a file new to this process (a proxy restarted, a build deployed to
+//     every proxy) skips the rewrite; wazero's own cache, keyed by the
+//     instrumented bytes, then finds its native code.
+
+// idleCompiled is how many compiled modules no version uses are kept for a
+// swap back. Each holds its native code (a few MB for a Go module).
+const idleCompiled = 4
+
+// fuelFormat names the loop-fuel rewrite in the instrumented-binary cache:
+// change it whenever instrument's output changes, so that binaries
+// rewritten by an older host are not reused.
+const fuelFormat = "fuel1"
+
+// compiledEntry is a compiled module and the versions that use it.
+type compiledEntry struct {
+	sum  [32]byte
+	cm   wazero.CompiledModule
+	refs int    // versions using it; guarded by Runtime.cmu
+	used uint64 // when it was last released, in r.cseq ticks, for eviction
+}
+
+// compile returns the compiled module of the file content bin with a
+// reference taken, compiling it (with loop fuel) if no cache holds it.
+func (r *Runtime) compile(ctx context.Context, bin []byte) (*compiledEntry, error) {
+	sum := sha256.Sum256(bin)
+	r.cmu.Lock()
+	if e := r.compiled[sum]; e != nil {
+		e.refs++
+		r.cmu.Unlock()
+		return e, nil
+	}
+	r.cmu.Unlock()
+
+	// Not compiled in this process: the rewrite may be on disk.
+	fueled := r.readFueled(sum)
+	var cm wazero.CompiledModule
+	var err error
+	if fueled != nil {
+		if cm, err = r.wrt.CompileModule(ctx, fueled); err != nil {
+			// A damaged cache file: rewrite it.
+			_ = os.Remove(r.fueledPath(sum))
+			fueled = nil
+		}
+	}
+	if fueled == nil {
+		if fueled, err = instrument(bin); err != nil {
+			return nil, fmt.Errorf("add loop fuel: %w", err)
+		}
+		if cm, err = r.wrt.CompileModule(ctx, fueled); err != nil {
+			return nil, fmt.Errorf("compile: %w", err)
+		}
+		r.writeFueled(sum, fueled)
+	}
+
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	if e := r.compiled[sum]; e != nil {
+		// Compiled meanwhile by another load (MODULE LOAD beside the
+		// watcher): keep one.
+		_ = cm.Close(ctx)
+		e.refs++
+		return e, nil
+	}
+	e := &compiledEntry{sum: sum, cm: cm, refs: 1}
+	r.compiled[sum] = e
+	return e, nil
+}
+
+// release drops a version's reference on e; an entry nobody uses stays
+// for a swap back until idleCompiled newer ones push it out.
+func (r *Runtime) release(e *compiledEntry) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	e.refs--
+	if e.refs > 0 {
+		return
+	}
+	r.cseq++
+	e.used = r.cseq
+	if r.cclosed {
+		r.evict(e)
+		return
+	}
+	var idle []*compiledEntry
+	for _, o := range r.compiled {
+		if o.refs == 0 {
+			idle = append(idle, o)
+		}
+	}
+	for len(idle) > idleCompiled {
+		oldest := 0
+		for i, o := range idle {
+			if o.used < idle[oldest].used {
+				oldest = i
+			}
+		}
+		r.evict(idle[oldest])
+		idle = append(idle[:oldest], idle[oldest+1:]...)
+	}
+}
+
+// evict closes an entry nobody uses. Called with r.cmu held.
+func (r *Runtime) evict(e *compiledEntry) {
+	delete(r.compiled, e.sum)
+	_ = e.cm.Close(context.Background())
+}
+
+// closeCompiled closes every entry nobody uses, at Close; the others
+// close with their last version.
+func (r *Runtime) closeCompiled() {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	r.cclosed = true
+	for _, e := range r.compiled {
+		if e.refs == 0 {
+			r.evict(e)
+		}
+	}
+}
+
+// fueledPath is where the instrumented binary of the content sum is
+// cached, "" when there is no cache folder.
+func (r *Runtime) fueledPath(sum [32]byte) string {
+	if r.cfg.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(r.cfg.CacheDir, "respike-"+fuelFormat+"-"+strconv.Itoa(loopFuel), hex.EncodeToString(sum[:])+".wasm")
+}
+
+// readFueled returns the cached instrumented binary of the content sum,
+// or nil.
+func (r *Runtime) readFueled(sum [32]byte) []byte {
+	p := r.fueledPath(sum)
+	if p == "" {
+		return nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) < 8 || string(b[:4]) != "\x00asm" {
+		return nil
+	}
+	return b
+}
+
+// writeFueled caches an instrumented binary, written whole or not at all
+// (a temporary file renamed into place). A failure only costs the next
+// load the rewrite.
+func (r *Runtime) writeFueled(sum [32]byte, fueled []byte) {
+	p := r.fueledPath(sum)
+	if p == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.log.Debug("cache the instrumented module", "err", err)
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		r.log.Debug("cache the instrumented module", "err", err)
+		return
+	}
+	_, err = f.Write(fueled)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		r.log.Debug("cache the instrumented module", "err", err)
+	}
+}

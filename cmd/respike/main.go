@@ -140,6 +140,8 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		Instances:      cfg.Commands.Instances,
 		Deadline:       cfg.Commands.Deadline.D(),
 		MemoryLimitMiB: cfg.Commands.MemoryLimitMiB,
+		IdleTimeout:    cfg.Commands.IdleTimeout.D(),
+		RecycleMiB:     cfg.Commands.RecycleMemoryMiB,
 		Reserved:       server.IsBuiltin,
 		Databases:      cfg.Server.Databases,
 		Logger:         log,

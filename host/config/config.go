@@ -128,6 +128,12 @@ type Commands struct {
 	Deadline Duration `toml:"deadline"`
 	// MemoryLimitMiB caps each module instance's memory.
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
+	// IdleTimeout releases a module's instances unused this long, down to
+	// one per module; 0 keeps them.
+	IdleTimeout Duration `toml:"idle_timeout"`
+	// RecycleMemoryMiB replaces an instance whose memory grew past it once
+	// its call ends (wasm memory never shrinks); 0 never does.
+	RecycleMemoryMiB int `toml:"recycle_memory_mib"`
 }
 
 // ACL configures users beside the default one, as Redis's ACL SETUSER
@@ -216,9 +222,11 @@ func Defaults() Config {
 			BatchCalls:          2,
 		},
 		Commands: Commands{
-			Dir:            "commands",
-			Deadline:       Duration(time.Second),
-			MemoryLimitMiB: 64,
+			Dir:              "commands",
+			Deadline:         Duration(time.Second),
+			MemoryLimitMiB:   64,
+			IdleTimeout:      Duration(30 * time.Second),
+			RecycleMemoryMiB: 32,
 		},
 		Log: Log{Level: "info", Format: "text"},
 		TLS: TLS{AuthClients: "yes", Protocols: "TLSv1.2 TLSv1.3"},
@@ -416,6 +424,12 @@ func (c *Config) Validate() error {
 	// A wasm32 memory holds at most 4 GiB.
 	if c.Commands.MemoryLimitMiB < 1 || c.Commands.MemoryLimitMiB > 4096 {
 		bad("commands.memory_limit_mib", "must be between 1 and 4096, got %d", c.Commands.MemoryLimitMiB)
+	}
+	if c.Commands.IdleTimeout < 0 {
+		bad("commands.idle_timeout", "must be 0 (never release) or positive")
+	}
+	if c.Commands.RecycleMemoryMiB < 0 || c.Commands.RecycleMemoryMiB > 4096 {
+		bad("commands.recycle_memory_mib", "must be 0 (never) or up to 4096, got %d", c.Commands.RecycleMemoryMiB)
 	}
 
 	switch strings.ToLower(c.Log.Level) {

@@ -17,7 +17,8 @@ func TestDefaultsAreValid(t *testing.T) {
 	if cfg.Server.Listen != "127.0.0.1:6379" || cfg.Server.Databases != 16 ||
 		cfg.Server.MaxClients != 10000 || cfg.Server.ProtoMaxBulkLen != 512<<20 ||
 		cfg.Store.Backend != "memory" || cfg.Commands.Dir != "commands" ||
-		cfg.Commands.Deadline.D() != time.Second || cfg.Commands.MemoryLimitMiB != 64 {
+		cfg.Commands.Deadline.D() != time.Second || cfg.Commands.MemoryLimitMiB != 64 ||
+		cfg.Commands.IdleTimeout.D() != 30*time.Second || cfg.Commands.RecycleMemoryMiB != 32 {
 		t.Fatalf("unexpected defaults: %+v", cfg)
 	}
 }
@@ -54,6 +55,8 @@ cache_dir = "none"
 instances = 3
 deadline = "50ms"
 memory_limit_mib = 32
+idle_timeout = "2m"
+recycle_memory_mib = 0
 
 [log]
 level = "debug"
@@ -85,7 +88,7 @@ rules = "off"
 	want.Aerospike.MaxRecordBytes = 131072
 	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
-		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32}
+		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32, IdleTimeout: Duration(2 * time.Minute)}
 	want.Log.Level = "debug"
 	want.Metrics.Listen = "127.0.0.1:9121"
 	if !reflect.DeepEqual(cfg, want) {
@@ -117,6 +120,8 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"bad size", "[server]\nproto_max_bulk_len = \"lots\"\n", []string{"server.proto_max_bulk_len", "invalid size"}},
 		{"bad log level", "[log]\nlevel = \"loud\"\n", []string{"log.level"}},
 		{"bad memory limit", "[commands]\nmemory_limit_mib = 0\n", []string{"commands.memory_limit_mib"}},
+		{"negative idle timeout", "[commands]\nidle_timeout = \"-1s\"\n", []string{"commands.idle_timeout"}},
+		{"bad recycle threshold", "[commands]\nrecycle_memory_mib = -1\n", []string{"commands.recycle_memory_mib"}},
 		{"negative timeout", "[server]\ntimeout = -1\n", []string{"server.timeout"}},
 		{"zero deadline", "[commands]\ndeadline = \"0s\"\n", []string{"commands.deadline"}},
 		{"negative poll", "[server]\nblock_poll_interval = \"-1s\"\n", []string{"server.block_poll_interval"}},

@@ -28,6 +28,12 @@ type Config struct {
 	Deadline time.Duration
 	// MemoryLimitMiB caps each instance's linear memory.
 	MemoryLimitMiB int
+	// IdleTimeout releases the instances of a module unused this long,
+	// down to one per module (reap.go); 0 keeps them all.
+	IdleTimeout time.Duration
+	// RecycleMiB replaces an instance whose linear memory grew past it
+	// once its call ends (wasm memory never shrinks); 0 never does.
+	RecycleMiB int
 	// Reserved reports names the host serves itself; a module claiming one
 	// is refused.
 	Reserved func(name string) bool
@@ -109,6 +115,14 @@ type ModuleInfo struct {
 	// LogLines counts the guest log lines written, LogDropped those the
 	// rate limit dropped.
 	LogLines, LogDropped int64
+	// Instances is the number of instances of the serving version and
+	// MemoryBytes their linear memory, as of their last calls' ends.
+	Instances   int
+	MemoryBytes int64
+	// IdleReleases counts instances released for being idle
+	// (Config.IdleTimeout), MemoryRecycles those replaced for their
+	// memory (Config.RecycleMiB), over every version of the module.
+	IdleReleases, MemoryRecycles int64
 }
 
 // Stats counts what happened to modules since the runtime started.

@@ -172,6 +172,7 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slo
 		r.waits.Add(1)
 		handle := binary.LittleEndian.Uint32(ans[1:5])
 		gen := in.gen
+		in.pending++ // the continuation lives in the instance until resumed or cancelled
 		// keep is set when the version started closing: its close waits for
 		// this slot, so the command keeps it through the store I/O and
 		// finishes on it.
@@ -197,6 +198,7 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slo
 		// the slot is next free (or goes with the closing instance).
 		gone := func(reply []byte) []byte {
 			if keep {
+				in.pending-- // abandoned: the closing version takes it along
 				s.unlock()
 			} else {
 				s.cancelLater(gen, handle)
@@ -236,6 +238,7 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slo
 			s.unlock()
 			return append(out, errorReply(v.name, "the instance running this command failed; its writes so far may have been applied")...)
 		}
+		in.pending--
 		packed, err = r.step(in, c, true, handle)
 	}
 }

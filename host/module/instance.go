@@ -36,8 +36,12 @@ type version struct {
 	ctr         *modCounters
 
 	slots   []*slot
-	waiters atomic.Int32  // goroutines waiting for any free slot
-	wake    chan struct{} // a slot was freed while someone waited
+	waiters atomic.Int32 // goroutines waiting for any free slot
+	// live counts the version's instances and memBytes their linear
+	// memory as last seen when a call ended (reap.go).
+	live     atomic.Int32
+	memBytes atomic.Int64
+	wake     chan struct{} // a slot was freed while someone waited
 
 	// refs counts the registry's reference and the commands waiting on the
 	// store (see Exec); the version closes when it drops to zero and can
@@ -57,15 +61,17 @@ func (v *version) info() ModuleInfo {
 		names[i] = c.Info.Name
 	}
 	info := ModuleInfo{Name: v.name, Version: v.manifest.Version, Path: v.path, Commands: names,
-		LoadedAt: v.loadedAt, LoadDuration: v.loadDur, Swaps: v.swaps}
+		LoadedAt: v.loadedAt, LoadDuration: v.loadDur, Swaps: v.swaps,
+		Instances: int(v.live.Load()), MemoryBytes: v.memBytes.Load()}
 	v.ctr.fill(&info)
 	return info
 }
 
 // modCounters are a module's counters across its versions.
 type modCounters struct {
-	traps, kills, guestNanos atomic.Int64
-	logged, logDropped       atomic.Int64
+	traps, kills, guestNanos  atomic.Int64
+	logged, logDropped        atomic.Int64
+	idleReleases, memRecycles atomic.Int64
 
 	// The guest log's token bucket (guestlog.go).
 	logMu     sync.Mutex
@@ -78,6 +84,7 @@ func (m *modCounters) fill(info *ModuleInfo) {
 	info.Traps, info.DeadlineKills = m.traps.Load(), m.kills.Load()
 	info.GuestTime = time.Duration(m.guestNanos.Load())
 	info.LogLines, info.LogDropped = m.logged.Load(), m.logDropped.Load()
+	info.IdleReleases, info.MemoryRecycles = m.idleReleases.Load(), m.memRecycles.Load()
 }
 
 // counters returns the counters of the module name, creating them.
@@ -160,10 +167,27 @@ func (v *version) acquire(ctx context.Context, hint uint32) (*slot, error) {
 	// round-robin counter: every command would update its cache line from
 	// every core.
 	start := hint
+	// A free slot with an instance first: one without (released idle, or
+	// never used) costs its command the start of an instance, worth it
+	// only when every warm one is busy.
+	var cold *slot
 	for i := range n {
 		if s := v.slots[(start+i)%n]; s.mu.TryLock() {
-			return s, nil
+			if s.inst != nil {
+				if cold != nil {
+					cold.unlock()
+				}
+				return s, nil
+			}
+			if cold == nil {
+				cold = s
+			} else {
+				s.unlock()
+			}
 		}
+	}
+	if cold != nil {
+		return cold, nil
 	}
 	// Register before the second scan: a slot freed after it sees the
 	// waiter and leaves a token in wake.
@@ -206,6 +230,7 @@ func (s *slot) lock(ctx context.Context) error {
 // loses the race for the slot to another goroutine is woken again when that
 // one unlocks, so no wake-up is lost.
 func (s *slot) unlock() {
+	s.settle()
 	s.mu.Unlock()
 	if s.waiters.Load() > 0 {
 		select {
@@ -265,6 +290,7 @@ func (s *slot) drainCancels() {
 		if in == nil || in.gen != c.gen {
 			continue // the instance died, and the continuation with it
 		}
+		in.pending--
 		if _, err := in.invoke(in.fCancel, uint64(c.handle), 0); err != nil {
 			s.discard(failure(err))
 		}
@@ -299,6 +325,13 @@ type instance struct {
 	fBatch                                          api.Function // nil: the module runs one command per call
 
 	mark uint64 // the state the current call stored (hostReply renews it)
+
+	// Guarded by the slot's mutex (reap.go): the continuations of commands
+	// waiting on the store, when the last call began, and the linear
+	// memory's size as last accounted.
+	pending int
+	used    time.Time
+	memSeen uint32
 
 	ctx   context.Context // carries the instance to host functions
 	stack [2]uint64
@@ -373,10 +406,16 @@ func (v *version) instantiate(ctx context.Context) (*instance, error) {
 	if v.batch {
 		in.fBatch = mod.ExportedFunction("respike_batch")
 	}
+	in.used = time.Now()
+	in.memSeen = in.mem.Size()
+	v.live.Add(1)
+	v.memBytes.Add(int64(in.memSeen))
 	return in, nil
 }
 
 func (in *instance) close() {
+	in.v.live.Add(-1)
+	in.v.memBytes.Add(-int64(in.memSeen))
 	in.v.rt.dog.remove(in)
 	_ = in.mod.Close(context.Background())
 }
@@ -396,6 +435,7 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	in.state.Store(in.mark)
 	in.stderr.reset()
 	began := time.Now()
+	in.used = began
 	err := f.CallWithStack(in.ctx, in.stack[:])
 	in.v.ctr.guestNanos.Add(int64(time.Since(began)))
 	in.parked = nil

@@ -52,6 +52,11 @@ type Runtime struct {
 	cseq     uint64
 	cclosed  bool
 
+	reapMu    sync.Mutex    // serialises reap
+	recycleAt uint32        // Config.RecycleMiB in bytes; 0 never
+	reapDone  chan struct{} // stops the reaper; nil without one
+	reapWG    sync.WaitGroup
+
 	mu       sync.Mutex // serialises Load, Unload and Close
 	closed   bool
 	stopping atomic.Bool // Close was called: guests stop at their next tick
@@ -163,6 +168,17 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		WithRandSource(rand.Reader).
 		WithEnv("GOGC", "50") // keep the guest heap, hence its linear memory, small
 	r.dog = newWatchdog(r.deadline)
+	if cfg.RecycleMiB > 0 {
+		r.recycleAt = uint32(min(cfg.RecycleMiB, 4095)) << 20
+	}
+	if cfg.IdleTimeout > 0 {
+		r.reapDone = make(chan struct{})
+		r.reapWG.Add(1)
+		go func() {
+			defer r.reapWG.Done()
+			r.reaper(max(cfg.IdleTimeout/4, 10*time.Millisecond), r.reapDone)
+		}()
+	}
 	r.reg.Store(&registry{
 		cmds:    map[string]*Command{},
 		mods:    map[string]*version{},
@@ -510,6 +526,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 		v.unref()
 	}
 	r.closeCompiled()
+	if r.reapDone != nil {
+		close(r.reapDone)
+		r.reapWG.Wait()
+	}
 	r.dog.stop()
 	err := r.wrt.Close(ctx)
 	if r.cache != nil {

@@ -85,6 +85,15 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	// a command that finds its version closing after it got a slot runs on
 	// the version that replaced it. References (shared atomics, costly on
 	// many cores) are for commands that let go of their slot to wait.
+	if v, _ := cmd.impl.(*version); v != nil {
+		done, ok := r.turn(ctx, v.ctr)
+		if !ok {
+			return append(out, errGone...)
+		}
+		if done != nil {
+			defer done()
+		}
+	}
 	var v *version
 	var s *slot
 	for tries := 0; ; tries++ {
@@ -338,6 +347,9 @@ func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk 
 // first through Exec, which knows the way around a closing version), and
 // whether the batch stopped at a command that waited.
 func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte, blk *Block) (int, bool, []byte) {
+	if r.suspect(v.ctr) {
+		return 0, false, out // one command at a time, through exec
+	}
 	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
 	if err != nil {
 		return 0, false, out

@@ -73,6 +73,12 @@ type modCounters struct {
 	logged, logDropped        atomic.Int64
 	idleReleases, memRecycles atomic.Int64
 
+	// Suspect modules (suspect.go): the epoch after the last trap (0:
+	// none), the epoch until which the module is suspect, and the turn
+	// its commands take meanwhile.
+	lastTrap, suspectUntil atomic.Uint64
+	gate                   chan struct{}
+
 	// The guest log's token bucket (guestlog.go).
 	logMu     sync.Mutex
 	logTokens float64
@@ -89,7 +95,7 @@ func (m *modCounters) fill(info *ModuleInfo) {
 
 // counters returns the counters of the module name, creating them.
 func (r *Runtime) counters(name string) *modCounters {
-	c, _ := r.ctrs.LoadOrStore(name, new(modCounters))
+	c, _ := r.ctrs.LoadOrStore(name, &modCounters{gate: make(chan struct{}, 1)})
 	return c.(*modCounters)
 }
 
@@ -309,6 +315,7 @@ func (s *slot) discard(reason string) {
 	} else {
 		s.v.ctr.traps.Add(1)
 	}
+	s.v.rt.misbehaved(s.v.ctr, reason == reasonDeadline)
 	s.inst.close()
 	s.inst = nil
 }

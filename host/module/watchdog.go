@@ -19,7 +19,8 @@ import (
 // 100 ms) plus a few microseconds of fuel.
 type watchdog struct {
 	epoch atomic.Uint64
-	limit uint64 // epochs a call may span
+	limit uint64        // epochs a call may span
+	tick  time.Duration // the time an epoch lasts
 
 	mu    sync.Mutex
 	insts map[*instance]struct{}
@@ -34,6 +35,7 @@ func newWatchdog(deadline time.Duration) *watchdog {
 	tick := min(max(deadline/8, time.Millisecond), 100*time.Millisecond)
 	d := &watchdog{
 		limit: uint64((deadline + tick - 1) / tick),
+		tick:  tick,
 		insts: map[*instance]struct{}{},
 		done:  make(chan struct{}),
 	}

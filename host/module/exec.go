@@ -348,7 +348,7 @@ func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk 
 // whether the batch stopped at a command that waited.
 func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []byte, blk *Block) (int, bool, []byte) {
 	if r.suspect(v.ctr) {
-		return 0, false, out // one command at a time, through exec
+		return 0, false, out // its commands take turns, through exec
 	}
 	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
 	if err != nil {

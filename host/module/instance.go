@@ -95,7 +95,7 @@ func (m *modCounters) fill(info *ModuleInfo) {
 
 // counters returns the counters of the module name, creating them.
 func (r *Runtime) counters(name string) *modCounters {
-	c, _ := r.ctrs.LoadOrStore(name, &modCounters{gate: make(chan struct{}, 1)})
+	c, _ := r.ctrs.LoadOrStore(name, &modCounters{gate: make(chan struct{}, suspectTurns())})
 	return c.(*modCounters)
 }
 

@@ -2,10 +2,11 @@ package module
 
 import (
 	"context"
+	"runtime"
 	"time"
 )
 
-// Suspect modules run one command at a time.
+// Suspect modules run on half the CPUs.
 //
 // A module whose command was stopped by the deadline, or whose commands
 // trap again and again, can take every CPU: each such command burns guest
@@ -15,13 +16,19 @@ import (
 // waited for the Go scheduler up to 0.4 s, 22 GETs in a second instead of
 // thousands: goroutines spinning in guest code leave the others few turns.
 // So for suspectFor after a deadline kill, or after a trap that follows
-// another within a second, the module's commands run one at a time (the
-// others wait for their turn, as long as their client does): it keeps at
-// most one CPU, the others serve the other modules.
+// another within a second, at most suspectTurns of the module's commands
+// run at once (the others wait for their turn, as long as their client
+// does): half the CPUs, one on one or two, and the others serve the other
+// modules. Half, not one: a module killed once because an overloaded
+// machine stretched a legitimate command past the deadline keeps half its
+// throughput meanwhile, not one CPU's worth of a 64-CPU proxy.
 const (
 	suspectFor     = 10 * time.Second
 	suspectTrapGap = time.Second
 )
+
+// suspectTurns is how many commands of a suspect module run at once.
+func suspectTurns() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // epochs converts a duration to watchdog epochs, rounding up.
 func (d *watchdog) epochs(t time.Duration) uint64 {

@@ -11,7 +11,7 @@ import (
 func TestSuspect(t *testing.T) {
 	d := &watchdog{tick: 100 * time.Millisecond}
 	r := &Runtime{dog: d}
-	m := &modCounters{gate: make(chan struct{}, 1)}
+	m := &modCounters{gate: make(chan struct{}, 1)} // one turn, as on 1 or 2 CPUs
 
 	d.epoch.Store(100)
 	r.misbehaved(m, false)

@@ -12,7 +12,7 @@
 #
 # Prints RSS (VmRSS) and the Go heap in use (go_memstats_heap_inuse_bytes)
 # at start, right after the burst, after the idle timeout plus the
-# reaper's period, and after a garbage collection then 10 s for the
+# reaper's period, and after two garbage collections then 10 s for the
 # runtime to return the freed pages (Go forces a collection every two
 # minutes anyway; an idle proxy allocates too little to start one).
 set -euo pipefail
@@ -75,9 +75,11 @@ TOML
 	redis-cli -p "$PORT" flushall >/dev/null
 	sleep "$(python3 -c "print($idle_secs * 1.25 + 2)")"
 	figures "idle, values deleted"
+	# Two collections: sync.Pool keeps what it holds through one.
 	curl -s "http://127.0.0.1:$PPORT/debug/pprof/heap?gc=1" >/dev/null
+	curl -s "http://127.0.0.1:$PPORT/debug/pprof/heap?gc=1" >"${HEAPDUMP:-/dev/null}.$1"
 	sleep 10
-	figures "then a GC and 10 s"
+	figures "then 2 GCs and 10 s"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=

@@ -316,8 +316,7 @@ func (s *slot) discard(reason string) {
 		s.v.ctr.traps.Add(1)
 	}
 	s.v.rt.misbehaved(s.v.ctr, reason == reasonDeadline)
-	s.inst.close()
-	s.inst = nil
+	s.drop()
 }
 
 // instance is one instantiation of a module. It is used by one goroutine at

@@ -56,8 +56,7 @@ func (r *Runtime) reap(now time.Time) int {
 			if in := s.inst; in != nil && in.pending == 0 && now.Sub(in.used) >= r.cfg.IdleTimeout {
 				r.log.Debug("module instance released", "module", v.name, "generation", in.gen, "reason", "idle")
 				v.ctr.idleReleases.Add(1)
-				in.close()
-				s.inst = nil
+				s.drop()
 				n++
 			}
 			s.unlock()
@@ -82,7 +81,17 @@ func (s *slot) settle() {
 		s.v.rt.log.Debug("module instance released", "module", s.v.name, "generation", in.gen,
 			"reason", "memory", "memory_bytes", in.memSeen)
 		s.v.ctr.memRecycles.Add(1)
-		in.close()
-		s.inst = nil
+		s.drop()
 	}
+}
+
+// drop closes the slot's instance and lets go of its call state, whose
+// decoded request may point into the instance's memory and would keep
+// that memory (tens of MB after a large value) from the garbage
+// collector. Called with s.mu held, by the command that held the slot
+// once it no longer needs its call state.
+func (s *slot) drop() {
+	s.inst.close()
+	s.inst = nil
+	s.call = nil
 }

@@ -2,10 +2,12 @@ package module
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -105,8 +107,18 @@ func TestRecycleLargeMemory(t *testing.T) {
 	}
 	t.Logf("a small command: %d bytes of memory", small.MemoryBytes)
 	big := strings.Repeat("v", 3<<20)
+	// The old instance's memory, watched: once replaced nothing may keep
+	// it (the slot's decoded request points into it).
+	b, _ := r.reg.Load().mods["kv"].slots[0].inst.mem.Read(0, 1)
+	mem := weak.Make(&b[0])
+	b = nil
 	if got := do(t, r, "set", "big", big); got != "+OK\r\n" {
 		t.Fatalf("set big = %q", got)
+	}
+	runtime.GC()
+	runtime.GC()
+	if mem.Value() != nil {
+		t.Error("the replaced instance's memory is still reachable after a collection")
 	}
 	if m := moduleInfo(t, r, "kv"); m.Instances != 0 || m.MemoryBytes != 0 || m.MemoryRecycles != 1 {
 		t.Fatalf("after a large value: %d instances, %d bytes, %d recycles; want the instance replaced", m.Instances, m.MemoryBytes, m.MemoryRecycles)

@@ -104,7 +104,11 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 	}
 	// No WithCloseOnContextDone: loop fuel (instrument.go) stops a looping
 	// guest at a fraction of its cost.
-	rc := wazero.NewRuntimeConfigCompiler()
+	// No DWARF: wazero would decode a Go module's debug sections on every
+	// load (about half of CompileModule's time with a warm cache, and their
+	// memory), only to add source lines to trap stack traces, of which
+	// error replies and logs keep the first line (failure).
+	rc := wazero.NewRuntimeConfigCompiler().WithDebugInfoEnabled(false)
 	if cfg.MemoryLimitMiB > 0 {
 		rc = rc.WithMemoryLimitPages(uint32(min(cfg.MemoryLimitMiB, 4096) * 16)) // 64 KiB pages, 4 GiB at most
 	}

@@ -107,18 +107,8 @@ func TestRecycleLargeMemory(t *testing.T) {
 	}
 	t.Logf("a small command: %d bytes of memory", small.MemoryBytes)
 	big := strings.Repeat("v", 3<<20)
-	// The old instance's memory, watched: once replaced nothing may keep
-	// it (the slot's decoded request points into it).
-	b, _ := r.reg.Load().mods["kv"].slots[0].inst.mem.Read(0, 1)
-	mem := weak.Make(&b[0])
-	b = nil
 	if got := do(t, r, "set", "big", big); got != "+OK\r\n" {
 		t.Fatalf("set big = %q", got)
-	}
-	runtime.GC()
-	runtime.GC()
-	if mem.Value() != nil {
-		t.Error("the replaced instance's memory is still reachable after a collection")
 	}
 	if m := moduleInfo(t, r, "kv"); m.Instances != 0 || m.MemoryBytes != 0 || m.MemoryRecycles != 1 {
 		t.Fatalf("after a large value: %d instances, %d bytes, %d recycles; want the instance replaced", m.Instances, m.MemoryBytes, m.MemoryRecycles)
@@ -167,5 +157,31 @@ func TestReleaseSparesContinuations(t *testing.T) {
 	st.setHook(nil)
 	if m := moduleInfo(t, r, "kv"); m.Instances != 0 || m.MemoryRecycles == 0 {
 		t.Errorf("after the command: %d instances, %d recycles; want it replaced now", m.Instances, m.MemoryRecycles)
+	}
+}
+
+// TestReleasedMemoryIsCollected checks that nothing keeps the memory of a
+// released instance from the garbage collector: the slot's call state
+// holds a decoded request pointing into it.
+func TestReleasedMemoryIsCollected(t *testing.T) {
+	r := newRuntime(t, Config{Instances: 2, IdleTimeout: time.Minute, Deadline: time.Minute}, newFakeStore(true), "kv.wasm")
+	v := fill(t, r, "kv")
+	start := &codec.Start{Proto: 2, ClientID: 1, Args: [][]byte{[]byte("set"), []byte("k"), []byte(strings.Repeat("v", 1<<20))}}
+	if got := string(r.Exec(context.Background(), r.Lookup([]byte("set")), start, nil)); got != "+OK\r\n" {
+		t.Fatalf("set = %q", got)
+	}
+	b, _ := v.slots[1].inst.mem.Read(0, 1)
+	mem := weak.Make(&b[0])
+	b = nil
+	v.slots[0].mu.Lock() // busy: the reaper releases slot 1's instance
+	n := r.reap(time.Now().Add(time.Hour))
+	v.slots[0].unlock()
+	if n != 1 || v.slots[1].inst != nil {
+		t.Fatalf("reap released %d instances, slot 1 has %v", n, v.slots[1].inst)
+	}
+	runtime.GC()
+	runtime.GC()
+	if mem.Value() != nil {
+		t.Error("a released instance's memory is still reachable after a collection")
 	}
 }

@@ -105,6 +105,13 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	sample(t, fams, "respike_module_info", map[string]string{"module": "strings"})
 	sample(t, fams, "respike_module_guest_seconds_total", map[string]string{"module": "strings"})
+	if v := sample(t, fams, "respike_module_instances", map[string]string{"module": "strings"}).GetGauge().GetValue(); v < 1 {
+		t.Fatalf("strings instances %v", v)
+	}
+	if v := sample(t, fams, "respike_module_memory_bytes", map[string]string{"module": "strings"}).GetGauge().GetValue(); v <= 0 {
+		t.Fatalf("strings memory %v", v)
+	}
+	sample(t, fams, "respike_module_instance_releases_total", map[string]string{"module": "strings", "reason": "idle"})
 	if v := sample(t, fams, "respike_store_up", nil).GetGauge().GetValue(); v != 1 {
 		t.Fatalf("store_up %v", v)
 	}

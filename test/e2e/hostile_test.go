@@ -150,12 +150,19 @@ func (c hostileCase) check(err error) error {
 	return fmt.Errorf("%v = %q, want one of %q", c.args, got, c.want)
 }
 
-// TestHostileModules runs every misbehaving command through a real client
-// and checks its error, that the module it belongs to serves again at
-// once, that other modules answer right, and that huge replies and log
-// floods cost only their command.
+// TestHostileModules runs the suite on one daemon: each misdeed alone,
+// then all of them under load.
 func TestHostileModules(t *testing.T) {
 	d, rt := hostileEnv(t)
+	t.Run("each", func(t *testing.T) { hostileEach(t, d, rt) })
+	t.Run("load", func(t *testing.T) { hostileLoad(t, d, rt) })
+}
+
+// hostileEach runs every misbehaving command through a real client and
+// checks its error, that the module it belongs to serves again at once,
+// that other modules answer right, and that huge replies and log floods
+// cost only their command.
+func hostileEach(t *testing.T, d *Daemon, rt *module.Runtime) {
 	ctx := context.Background()
 	c := client(t, d.Addr)
 	if err := c.Set(ctx, "hostile:k", "v", 0).Err(); err != nil {
@@ -208,13 +215,12 @@ func TestHostileModules(t *testing.T) {
 	}
 }
 
-// TestHostileLoad hammers the hostile commands from several clients while
-// one client measures GET through the strings module, then the same GET
+// hostileLoad hammers the hostile commands from several clients while one
+// client measures GET through the strings module, then the same GET
 // without the hostile load: every hostile command answers its error, no
 // GET fails, and the hostile modules' memory stays within their limits.
 // The latency figures are logged (docs/operations.md reports them).
-func TestHostileLoad(t *testing.T) {
-	d, rt := hostileEnv(t)
+func hostileLoad(t *testing.T, d *Daemon, rt *module.Runtime) {
 	ctx := context.Background()
 	g := client(t, d.Addr, func(o *redis.Options) { o.PoolSize = 1 })
 	if err := g.Set(ctx, "hostile:k", "v", 0).Err(); err != nil {

@@ -240,7 +240,8 @@ func hostileLoad(t *testing.T, d *Daemon, rt *module.Runtime) {
 	const window = time.Second
 	quiet := measure(window)
 	// A first deadline kill makes the module suspect (host/module/suspect.go):
-	// from then on its commands run one at a time. Before it, as many
+	// from then on at most half as many of its commands as there are CPUs
+	// run at once (one on 2 CPUs). Before it, as many
 	// commands as it has instances spin together for one deadline.
 	if err := hostileCases[0].check(g.Do(ctx, "hloop").Err()); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 // Decode checks a DUMP payload's trailer as verifyDumpPayload does (RDB
 // version at most Version, CRC-64 matching) and decodes its value. Errors:
 // ErrChecksum, ErrFormat, ErrTooBig, *UnsupportedError. Bytes between the
-// value and the trailer are ignored, as Redis ignores them. Collections
+// value and the trailer are ignored, as Redis ignores them, and a value
+// that runs into the trailer reads it, as Redis does. Collections
 // must not be empty or hold duplicate members or fields (Redis refuses
 // both; respike checks duplicates in every encoding, Redis in the compact
 // ones only with sanitize-dump-payload).
@@ -25,7 +26,10 @@ func Decode(payload []byte) (*Object, error) {
 	if CRC64(0, payload[:len(payload)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
 		return nil, ErrChecksum
 	}
-	d := &decoder{b: payload[:len(payload)-10]}
+	// Redis reads the value from the whole payload, trailer included (a
+	// string that runs into the trailer is accepted, and takes its bytes):
+	// so does Decode.
+	d := &decoder{b: payload}
 	o, err := d.object()
 	if err != nil {
 		return nil, err

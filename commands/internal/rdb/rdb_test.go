@@ -183,7 +183,7 @@ func TestBadBodies(t *testing.T) {
 	for name, body := range map[string][]byte{
 		"no type":        {},
 		"unknown type":   {8, 1, 'x'},
-		"short string":   {0, 5, 'x'},
+		"short string":   {0, 20, 'x'},
 		"bad int enc":    {0, 0xC4},
 		"empty list":     {1, 0},
 		"empty hash":     {4, 0},

@@ -1,0 +1,244 @@
+package e2e
+
+import (
+	"context"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// dumpCase is a value built by commands, with the redis-server
+// configuration that gives it the encoding under test.
+type dumpCase struct {
+	name     string
+	config   map[string]string // CONFIG SET on redis-server before building
+	encoding string            // OBJECT ENCODING redis-server reports
+	same     bool              // respike's DUMP is redis-server's, byte for byte
+	build    func(ctx context.Context, c *redis.Client, key string) error
+}
+
+// dumpDefaults are redis-server 7.0's defaults of the settings the cases
+// change.
+var dumpDefaults = map[string]string{
+	"hash-max-listpack-entries": "512", "hash-max-listpack-value": "64",
+	"set-max-intset-entries": "512", "zset-max-listpack-entries": "128",
+	"zset-max-listpack-value": "64", "list-max-listpack-size": "-2",
+	"list-compress-depth": "0",
+}
+
+func words(prefix string, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
+
+func dumpCases() []dumpCase {
+	rng := rand.New(rand.NewSource(1))
+	noise := make([]byte, 300)
+	rng.Read(noise)
+	long := strings.Repeat("v", 100)
+	do := func(args ...any) func(ctx context.Context, c *redis.Client, key string) error {
+		return func(ctx context.Context, c *redis.Client, key string) error {
+			return c.Do(ctx, append([]any{args[0], key}, args[1:]...)...).Err()
+		}
+	}
+	zmembers := func(n int) []any {
+		var out []any
+		for i := 0; i < n; i++ {
+			out = append(out, float64(i)/3-20, "m"+strconv.Itoa(i))
+		}
+		return out
+	}
+	return []dumpCase{
+		{name: "string-int", encoding: "int", same: true, build: do("set", "-123456")},
+		{name: "string-int64", encoding: "int", same: true, build: do("set", "-9223372036854775808")},
+		{name: "string-embstr", encoding: "embstr", same: true, build: do("set", "hello")},
+		{name: "string-lzf", encoding: "raw", same: true, build: do("set", strings.Repeat("respike ", 500))},
+		{name: "string-noise", encoding: "raw", same: true, build: do("set", string(noise))},
+		{name: "string-empty", encoding: "embstr", same: true, build: do("set", "")},
+		{name: "hll-sparse", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 50)...)...)},
+		{name: "hll-dense", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 5000)...)...)},
+		{name: "hash-listpack", encoding: "listpack", same: true, build: do("hset", "a", "1", "b", "x", "c", "-5", "d", "2.5")},
+		{name: "hash-long-value", encoding: "hashtable", build: do("hset", "a", long, "b", "2")},
+		{name: "hash-many", encoding: "hashtable", build: do(append([]any{"hset"}, words("f", 1200)...)...)},
+		{name: "hash-forced", encoding: "hashtable", config: map[string]string{"hash-max-listpack-entries": "0"},
+			build: do("hset", "a", "1", "b", "2")},
+		{name: "set-intset", encoding: "intset", same: true, build: do("sadd", 5, -70000, 3, 9000000000)},
+		{name: "set-strings", encoding: "hashtable", build: do("sadd", "a", "b", "c", 1)},
+		{name: "set-many-ints", encoding: "hashtable", build: do(append([]any{"sadd"}, words("", 600)...)...)},
+		{name: "set-forced", encoding: "hashtable", config: map[string]string{"set-max-intset-entries": "1"},
+			build: do("sadd", 1, 2, 3)},
+		{name: "zset-listpack", encoding: "listpack", same: true, build: do(append([]any{"zadd"}, zmembers(20)...)...)},
+		{name: "zset-skiplist", encoding: "skiplist", same: true, build: do(append([]any{"zadd"}, zmembers(300)...)...)},
+		{name: "zset-long-member", encoding: "skiplist", same: true, build: do("zadd", 1, long, 2, "b", "+inf", "c")},
+		{name: "zset-forced", encoding: "skiplist", config: map[string]string{"zset-max-listpack-entries": "0"},
+			build: do("zadd", 1, "a", 2.5, "b")},
+		{name: "geo", encoding: "listpack", same: true, build: do("geoadd", 13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania")},
+		{name: "list-small", encoding: "quicklist", same: true, build: do("rpush", "a", "b", 1, -2)},
+		{name: "list-nodes", encoding: "quicklist", same: true, build: do(append([]any{"rpush"}, words("element-", 5000)...)...)},
+		{name: "list-big-elements", encoding: "quicklist", same: true, build: do("rpush", strings.Repeat("x", 5000), strings.Repeat("y", 5000), "z")},
+		{name: "list-count-fill", encoding: "quicklist", config: map[string]string{"list-max-listpack-size": "3"},
+			build: do(append([]any{"rpush"}, words("", 10)...)...)},
+		{name: "list-compressed", encoding: "quicklist", config: map[string]string{"list-compress-depth": "1"},
+			build: do(append([]any{"rpush"}, words("compressible-element-", 5000)...)...)},
+	}
+}
+
+// readValue reads a key's value through its type's commands, in a form
+// that compares equal between the servers: hashes as maps, sets sorted.
+func readValue(ctx context.Context, t *testing.T, c *redis.Client, key string) any {
+	t.Helper()
+	typ, err := c.Type(ctx, key).Result()
+	if err != nil {
+		t.Fatalf("TYPE %s: %v", key, err)
+	}
+	var v any
+	switch typ {
+	case "string":
+		v, err = c.Get(ctx, key).Result()
+	case "hash":
+		v, err = c.HGetAll(ctx, key).Result()
+	case "set":
+		var m []string
+		m, err = c.SMembers(ctx, key).Result()
+		sort.Strings(m)
+		v = m
+	case "zset":
+		v, err = c.ZRangeWithScores(ctx, key, 0, -1).Result()
+	case "list":
+		v, err = c.LRange(ctx, key, 0, -1).Result()
+	default:
+		t.Fatalf("%s: type %q", key, typ)
+	}
+	if err != nil {
+		t.Fatalf("reading %s: %v", key, err)
+	}
+	return []any{typ, v}
+}
+
+// setConfig applies a case's redis-server settings, and the defaults for
+// the others.
+func setConfig(ctx context.Context, t *testing.T, c *redis.Client, cfg map[string]string) {
+	t.Helper()
+	for k, def := range dumpDefaults {
+		v := def
+		if x, ok := cfg[k]; ok {
+			v = x
+		}
+		if err := c.ConfigSet(ctx, k, v).Err(); err != nil {
+			t.Fatalf("CONFIG SET %s %s: %v", k, v, err)
+		}
+	}
+}
+
+// TestDumpRestoreWithRedis moves values of every encoding between
+// redis-server and respike with DUMP and RESTORE, both ways, and reads
+// them back with each type's commands.
+func TestDumpRestoreWithRedis(t *testing.T) {
+	needModules(t, "keys", "strings", "hash", "set", "zset", "list", "hll", "geo")
+	ctx := context.Background()
+	rs := client(t, redisServer(t).Addr)
+	rp := client(t, env.daemon.Addr)
+	t.Cleanup(func() { setConfig(ctx, t, rs, nil) })
+	for _, tc := range dumpCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "dumpe2e:" + tc.name
+			back := key + ":back"
+			t.Cleanup(func() {
+				rs.Del(ctx, key, back)
+				rp.Del(ctx, key, back)
+			})
+			rs.Del(ctx, key, back)
+			rp.Del(ctx, key, back)
+			setConfig(ctx, t, rs, tc.config)
+			if err := tc.build(ctx, rs, key); err != nil {
+				t.Fatalf("building on redis-server: %v", err)
+			}
+			if enc := rs.ObjectEncoding(ctx, key).Val(); enc != tc.encoding {
+				t.Fatalf("redis-server encoded the value as %s, want %s", enc, tc.encoding)
+			}
+			want := readValue(ctx, t, rs, key)
+
+			// redis-server → respike.
+			payload, err := rs.Dump(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rp.Restore(ctx, key, 0, payload).Err(); err != nil {
+				t.Fatalf("RESTORE of redis-server's payload (%d bytes): %v", len(payload), err)
+			}
+			if got := readValue(ctx, t, rp, key); !reflect.DeepEqual(got, want) {
+				t.Fatalf("restored in respike:\n  got  %.300v\n  want %.300v", got, want)
+			}
+
+			// respike → redis-server, from respike's own DUMP of the value.
+			setConfig(ctx, t, rs, nil)
+			ours, err := rp.Dump(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Restore(ctx, back, 0, ours).Err(); err != nil {
+				t.Fatalf("redis-server refused respike's payload: %v", err)
+			}
+			if got := readValue(ctx, t, rs, back); !reflect.DeepEqual(got, want) {
+				t.Fatalf("restored in redis-server:\n  got  %.300v\n  want %.300v", got, want)
+			}
+			if tc.same && ours != payload {
+				t.Errorf("respike's DUMP differs from redis-server's:\n  redis:   %.200q\n  respike: %.200q", payload, ours)
+			}
+			// The value respike built itself dumps the same.
+			if err := tc.build(ctx, rp, back); err != nil {
+				t.Fatalf("building on respike: %v", err)
+			}
+			built, err := rp.Dump(ctx, back).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if built != ours {
+				t.Errorf("DUMP of the value built by commands differs from DUMP of the restored one")
+			}
+		})
+	}
+}
+
+// TestRestoreExpiry checks RESTORE's TTL forms through go-redis.
+func TestRestoreExpiry(t *testing.T) {
+	needModules(t, "keys", "strings")
+	ctx := context.Background()
+	rp := client(t, env.daemon.Addr)
+	const k = "dumpe2e:ttl"
+	t.Cleanup(func() { rp.Del(ctx, k, k+"2") })
+	rp.Set(ctx, k, "v", 0)
+	payload := rp.Dump(ctx, k).Val()
+	if err := rp.Restore(ctx, k, 0, payload).Err(); err == nil || !strings.HasPrefix(err.Error(), "BUSYKEY") {
+		t.Fatalf("RESTORE over an existing key: %v", err)
+	}
+	if err := rp.RestoreReplace(ctx, k, 1500*time.Millisecond, payload).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if pttl := rp.PTTL(ctx, k).Val(); pttl <= 0 || pttl > 1500*time.Millisecond {
+		t.Fatalf("PTTL after RESTORE 1500 ms: %v", pttl)
+	}
+	at := time.Now().Add(time.Hour).UnixMilli()
+	if err := rp.Do(ctx, "restore", k+"2", at, payload, "absttl").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rp.PExpireTime(ctx, k+"2").Val(); got != time.Duration(at)*time.Millisecond {
+		t.Fatalf("PEXPIRETIME after ABSTTL %d: %v", at, got)
+	}
+	// A payload whose expiry has passed deletes the key it replaces.
+	if err := rp.Do(ctx, "restore", k+"2", 1, payload, "absttl", "replace").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := rp.Exists(ctx, k+"2").Val(); n != 0 {
+		t.Fatalf("expired RESTORE ... REPLACE left the key")
+	}
+}

@@ -242,3 +242,26 @@ func TestRestoreExpiry(t *testing.T) {
 		t.Fatalf("expired RESTORE ... REPLACE left the key")
 	}
 }
+
+// TestRestoreTooBig restores redis-server's payload of a value larger than
+// a store record (9 MiB; the payload is small, LZF): the store's error,
+// and no key.
+func TestRestoreTooBig(t *testing.T) {
+	needModules(t, "keys")
+	ctx := context.Background()
+	rs := client(t, redisServer(t).Addr)
+	rp := client(t, env.daemon.Addr)
+	const k = "dumpe2e:big"
+	t.Cleanup(func() { rs.Del(ctx, k); rp.Del(ctx, k) })
+	if err := rs.Set(ctx, k, strings.Repeat("big value ", 900_000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	payload := rs.Dump(ctx, k).Val()
+	err := rp.Restore(ctx, k, 0, payload).Err()
+	if err == nil || !strings.Contains(err.Error(), "record size limit (code 13)") {
+		t.Fatalf("RESTORE of 9 MB (payload %d bytes): %v", len(payload), err)
+	}
+	if n := rp.Exists(ctx, k).Val(); n != 0 {
+		t.Fatal("a refused RESTORE created the key")
+	}
+}

@@ -1,5 +1,7 @@
 package rdb
 
+import "sync"
+
 // LZF, as Redis's copy of liblzf 3.6 (src/lzf_c.c, src/lzf_d.c) with its
 // settings (lzfP.h: HLOG 16, VERY_FAST, not ULTRA_FAST, CHECK_INPUT), so
 // that a compressed string is byte for byte what redis-server writes for
@@ -14,6 +16,17 @@ const (
 	lzfMaxRef = (1 << 8) + (1 << 3)
 )
 
+// lzfTable is the compressor's hash table, reused between calls: a slot
+// holds the call's generation in its high half and a position plus one in
+// its low half, so a slot of an earlier call reads as empty without
+// clearing 512 KiB per string.
+type lzfTable struct {
+	slots []uint64
+	gen   uint64
+}
+
+var lzfTables = sync.Pool{New: func() any { return &lzfTable{slots: make([]uint64, lzfHSize)} }}
+
 func lzfIdx(h uint32) uint32 { return ((h >> (3*8 - lzfHLog)) - h*5) & (lzfHSize - 1) }
 
 // lzfCompress compresses in into at most outLen bytes and returns them, or
@@ -23,8 +36,24 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if inLen < 2 || outLen <= 0 {
 		return nil
 	}
-	// Positions plus one, so that 0 is "empty" (a NULL slot in C).
-	htab := make([]int32, lzfHSize)
+	tab := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(tab)
+	tab.gen++
+	if tab.gen == 1<<32 {
+		clear(tab.slots)
+		tab.gen = 1
+	}
+	gen := tab.gen << 32
+	htab := tab.slots
+	// set records position ip; get answers the position a slot holds for
+	// this call, or -1 (a NULL slot in C).
+	set := func(slot uint32, ip int) { htab[slot] = gen | uint64(ip+1) }
+	get := func(slot uint32) int {
+		if v := htab[slot]; v&^(1<<32-1) == gen {
+			return int(v&(1<<32-1)) - 1
+		}
+		return -1
+	}
 	out := make([]byte, outLen)
 	ip, op := 0, 0
 	lit := 0
@@ -33,8 +62,8 @@ func lzfCompress(in []byte, outLen int) []byte {
 	for ip < inLen-2 {
 		hval = hval<<8 | uint32(in[ip+2])
 		slot := lzfIdx(hval)
-		ref := int(htab[slot]) - 1 // -1: none
-		htab[slot] = int32(ip + 1)
+		ref := get(slot)
+		set(slot, ip)
 		if ref > 0 && ip-ref-1 < lzfMaxOff && in[ref+2] == in[ip+2] &&
 			in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -78,10 +107,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			set(lzfIdx(hval), ip)
 			ip++
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			set(lzfIdx(hval), ip)
 			ip++
 		} else {
 			if op >= outLen {

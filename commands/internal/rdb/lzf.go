@@ -16,16 +16,17 @@ const (
 	lzfMaxRef = (1 << 8) + (1 << 3)
 )
 
-// lzfTable is the compressor's hash table, reused between calls: a slot
-// holds the call's generation in its high half and a position plus one in
-// its low half, so a slot of an earlier call reads as empty without
-// clearing 512 KiB per string.
-type lzfTable struct {
+// lzfTable is the compressor's hash table, one for the process, reused
+// between calls (a module instance runs one command at a time; the lock is
+// for native callers): a slot holds the call's generation in its high half
+// and a position plus one in its low half, so a slot of an earlier call
+// reads as empty without clearing 512 KiB per string. A sync.Pool would
+// drop it at every garbage collection.
+var lzfTable struct {
+	sync.Mutex
 	slots []uint64
 	gen   uint64
 }
-
-var lzfTables = sync.Pool{New: func() any { return &lzfTable{slots: make([]uint64, lzfHSize)} }}
 
 func lzfIdx(h uint32) uint32 { return ((h >> (3*8 - lzfHLog)) - h*5) & (lzfHSize - 1) }
 
@@ -36,8 +37,12 @@ func lzfCompress(in []byte, outLen int) []byte {
 	if inLen < 2 || outLen <= 0 {
 		return nil
 	}
-	tab := lzfTables.Get().(*lzfTable)
-	defer lzfTables.Put(tab)
+	tab := &lzfTable
+	tab.Lock()
+	defer tab.Unlock()
+	if tab.slots == nil {
+		tab.slots = make([]uint64, lzfHSize)
+	}
 	tab.gen++
 	if tab.gen == 1<<32 {
 		clear(tab.slots)
@@ -45,15 +50,8 @@ func lzfCompress(in []byte, outLen int) []byte {
 	}
 	gen := tab.gen << 32
 	htab := tab.slots
-	// set records position ip; get answers the position a slot holds for
-	// this call, or -1 (a NULL slot in C).
-	set := func(slot uint32, ip int) { htab[slot] = gen | uint64(ip+1) }
-	get := func(slot uint32) int {
-		if v := htab[slot]; v&^(1<<32-1) == gen {
-			return int(v&(1<<32-1)) - 1
-		}
-		return -1
-	}
+	// A slot holds gen | position+1; one of another call is empty (a NULL
+	// slot in C): ref -1.
 	out := make([]byte, outLen)
 	ip, op := 0, 0
 	lit := 0
@@ -62,8 +60,11 @@ func lzfCompress(in []byte, outLen int) []byte {
 	for ip < inLen-2 {
 		hval = hval<<8 | uint32(in[ip+2])
 		slot := lzfIdx(hval)
-		ref := get(slot)
-		set(slot, ip)
+		ref := -1
+		if v := htab[slot]; v&^(1<<32-1) == gen {
+			ref = int(v&(1<<32-1)) - 1
+		}
+		htab[slot] = gen | uint64(ip+1)
 		if ref > 0 && ip-ref-1 < lzfMaxOff && in[ref+2] == in[ip+2] &&
 			in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -107,10 +108,10 @@ func lzfCompress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
 			hval = hval<<8 | uint32(in[ip+2])
-			set(lzfIdx(hval), ip)
+			htab[lzfIdx(hval)] = gen | uint64(ip+1)
 			ip++
 			hval = hval<<8 | uint32(in[ip+2])
-			set(lzfIdx(hval), ip)
+			htab[lzfIdx(hval)] = gen | uint64(ip+1)
 			ip++
 		} else {
 			if op >= outLen {

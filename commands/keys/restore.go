@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 
 	"github.com/respike/respike/commands/internal/kit"
 	"github.com/respike/respike/commands/internal/rdb"
@@ -50,28 +51,14 @@ func runRestore(c *sdk.Ctx) {
 			absTTL = true
 		case kit.Fold(opt, "idletime") && more >= 1 && freq == -1:
 			j++
-			n, ok := kit.ParseInt(c.Arg(j))
-			if !ok {
-				c.Error(kit.NotInt)
+			if idle = restoreOption(c, c.Arg(j), math.MaxInt64, invalidIdletime); idle < 0 {
 				return
 			}
-			if n < 0 {
-				c.Error(invalidIdletime)
-				return
-			}
-			idle = n
 		case kit.Fold(opt, "freq") && more >= 1 && idle == -1:
 			j++
-			n, ok := kit.ParseInt(c.Arg(j))
-			if !ok {
-				c.Error(kit.NotInt)
+			if freq = restoreOption(c, c.Arg(j), 255, invalidFreq); freq < 0 {
 				return
 			}
-			if n < 0 || n > 255 {
-				c.Error(invalidFreq)
-				return
-			}
-			freq = n
 		default:
 			c.Error(kit.Syntax)
 			return
@@ -143,6 +130,21 @@ func runRestore(c *sdk.Ctx) {
 			kit.StoreError(c, r)
 		}
 	})
+}
+
+// restoreOption parses the value of IDLETIME or FREQ, 0..max, answering
+// Redis's error (and -1) for anything else.
+func restoreOption(c *sdk.Ctx, arg []byte, max int64, invalid string) int64 {
+	n, ok := kit.ParseInt(arg)
+	switch {
+	case !ok:
+		c.Error(kit.NotInt)
+	case n < 0 || n > max:
+		c.Error(invalid)
+	default:
+		return n
+	}
+	return -1
 }
 
 // restoreError is the reply for a payload rdb.Decode refused.

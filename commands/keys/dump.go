@@ -79,7 +79,21 @@ func dumpObject(tag string, v codec.Value) (*rdb.Object, bool) {
 			tag = codec.TypeString
 		}
 	}
-	str := func(x codec.Value) []byte { return kit.AppendStr(nil, x) }
+	// The string form of an element: its bytes as they are (the read's
+	// buffer outlives the encoding), numbers in decimal from shared chunks
+	// (one allocation per 4 KiB, not per element).
+	var chunk []byte
+	str := func(x codec.Value) []byte {
+		if x.Kind == codec.KindBytes || x.Kind == codec.KindStr {
+			return x.Bytes
+		}
+		if cap(chunk)-len(chunk) < 32 { // the longest number
+			chunk = make([]byte, 0, 4096)
+		}
+		start := len(chunk)
+		chunk = kit.AppendStr(chunk, x)
+		return chunk[start:len(chunk):len(chunk)]
+	}
 	switch tag {
 	case codec.TypeString:
 		if v.Kind == codec.KindMap || v.Kind == codec.KindList {

@@ -13,6 +13,20 @@ import (
 // decimal form of an int64 only.
 func parseInt(s []byte) (int64, bool) { return kit.ParseInt(s) }
 
+// numbers hands out the decimal forms of integers from shared chunks: one
+// allocation per 4 KiB rather than one per number of a decoded listpack or
+// intset (the garbage collector of a module instance is slow).
+type numbers struct{ chunk []byte }
+
+func (n *numbers) decimal(v int64) []byte {
+	if cap(n.chunk)-len(n.chunk) < 20 { // the longest int64
+		n.chunk = make([]byte, 0, 4096)
+	}
+	start := len(n.chunk)
+	n.chunk = strconv.AppendInt(n.chunk, v, 10)
+	return n.chunk[start:len(n.chunk):len(n.chunk)]
+}
+
 // Intsets (src/intset.c): the encoding of small sets of integers. A 4-byte
 // width (2, 4 or 8), a 4-byte count, then the members ascending, each
 // little endian in that width, the smallest width that holds them all.
@@ -48,7 +62,7 @@ func intsetEncode(vals []int64) []byte {
 // intsetDecode returns an intset's members in decimal, checking it as
 // intsetValidateIntegrity does in deep mode: a known width, the exact
 // length, members strictly ascending (so no duplicates).
-func intsetDecode(b []byte) ([][]byte, bool) {
+func intsetDecode(b []byte, nums *numbers) ([][]byte, bool) {
 	if len(b) < 8 {
 		return nil, false
 	}
@@ -77,7 +91,7 @@ func intsetDecode(b []byte) ([][]byte, bool) {
 			return nil, false
 		}
 		prev = v
-		out = append(out, strconv.AppendInt(nil, v, 10))
+		out = append(out, nums.decimal(v))
 	}
 	return out, true
 }
@@ -86,7 +100,7 @@ func intsetDecode(b []byte) ([][]byte, bool) {
 // before Redis 7.0): a 4-byte length, a 4-byte tail offset, a 2-byte count
 // (65535: unknown), entries of prevlen, encoding and data, and 0xFF. It is
 // checked as ziplistValidateIntegrity does in deep mode.
-func ziplistEntries(zl []byte) ([][]byte, bool) {
+func ziplistEntries(zl []byte, nums *numbers) ([][]byte, bool) {
 	if len(zl) < 11 || binary.LittleEndian.Uint32(zl[0:4]) != uint32(len(zl)) || zl[len(zl)-1] != 0xFF {
 		return nil, false
 	}
@@ -172,7 +186,7 @@ func ziplistEntries(zl []byte) ([][]byte, bool) {
 				v = int64(binary.LittleEndian.Uint64(d))
 			}
 			dlen = n
-			val = strconv.AppendInt(nil, v, 10)
+			val = nums.decimal(v)
 		}
 		if dlen > end-q-hdr {
 			return nil, false

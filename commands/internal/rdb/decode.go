@@ -1,8 +1,10 @@
 package rdb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -39,8 +41,9 @@ func Decode(payload []byte) (*Object, error) {
 
 // decoder reads an RDB body; every read checks bounds.
 type decoder struct {
-	b []byte
-	p int
+	b    []byte
+	p    int
+	nums numbers
 }
 
 func (d *decoder) byte1() (byte, error) {
@@ -122,19 +125,19 @@ func (d *decoder) str() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int8(b[0])), 10), nil
+		return d.nums.decimal(int64(int8(b[0]))), nil
 	case 1:
 		b, err := d.take(2)
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int16(binary.LittleEndian.Uint16(b))), 10), nil
+		return d.nums.decimal(int64(int16(binary.LittleEndian.Uint16(b)))), nil
 	case 2:
 		b, err := d.take(4)
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int32(binary.LittleEndian.Uint32(b))), 10), nil
+		return d.nums.decimal(int64(int32(binary.LittleEndian.Uint32(b)))), nil
 	case 3:
 		clen, cenc, err := d.length()
 		if err != nil || cenc {
@@ -260,9 +263,9 @@ func (d *decoder) object() (*Object, error) {
 			var es [][]byte
 			var ok bool
 			if t == TypeListQuicklist2 {
-				es, ok = lpEntries(blob)
+				es, ok = lpEntries(blob, &d.nums)
 			} else {
-				es, ok = ziplistEntries(blob)
+				es, ok = ziplistEntries(blob, &d.nums)
 			}
 			if !ok {
 				return nil, ErrFormat
@@ -285,11 +288,11 @@ func (d *decoder) object() (*Object, error) {
 		case TypeHashZipmap:
 			es, ok = zipmapEntries(blob)
 		case TypeSetIntset:
-			es, ok = intsetDecode(blob)
+			es, ok = intsetDecode(blob, &d.nums)
 		case TypeHashListpack, TypeZSetListpack:
-			es, ok = lpEntries(blob)
+			es, ok = lpEntries(blob, &d.nums)
 		default:
-			es, ok = ziplistEntries(blob)
+			es, ok = ziplistEntries(blob, &d.nums)
 		}
 		if !ok || len(es) == 0 {
 			return nil, ErrFormat
@@ -373,14 +376,26 @@ func parseScore(b []byte) (float64, bool) {
 	return f, true
 }
 
+// distinct reports whether the byte strings keys[0], keys[step], ... are
+// all different (sorting a copy: a map would allocate every key).
+func distinct(keys [][]byte, step int) bool {
+	sorted := make([][]byte, 0, len(keys)/step+1)
+	for i := 0; i < len(keys); i += step {
+		sorted = append(sorted, keys[i])
+	}
+	slices.SortFunc(sorted, bytes.Compare)
+	for i := 1; i < len(sorted); i++ {
+		if bytes.Equal(sorted[i-1], sorted[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // setObject checks a set's members are distinct.
 func setObject(elems [][]byte) (*Object, error) {
-	seen := make(map[string]struct{}, len(elems))
-	for _, e := range elems {
-		if _, dup := seen[string(e)]; dup {
-			return nil, ErrFormat
-		}
-		seen[string(e)] = struct{}{}
+	if !distinct(elems, 1) {
+		return nil, ErrFormat
 	}
 	return &Object{Kind: Set, Elems: elems}, nil
 }
@@ -388,24 +403,21 @@ func setObject(elems [][]byte) (*Object, error) {
 // zsetObject checks a sorted set's members are distinct and its scores
 // not NaN.
 func zsetObject(o *Object) (*Object, error) {
-	seen := make(map[string]struct{}, len(o.Elems))
-	for i, e := range o.Elems {
-		if _, dup := seen[string(e)]; dup || math.IsNaN(o.Scores[i]) {
+	for _, f := range o.Scores {
+		if math.IsNaN(f) {
 			return nil, ErrFormat
 		}
-		seen[string(e)] = struct{}{}
+	}
+	if !distinct(o.Elems, 1) {
+		return nil, ErrFormat
 	}
 	return o, nil
 }
 
 // hashObject checks a hash's fields are distinct.
 func hashObject(kv [][]byte) (*Object, error) {
-	seen := make(map[string]struct{}, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		if _, dup := seen[string(kv[i])]; dup {
-			return nil, ErrFormat
-		}
-		seen[string(kv[i])] = struct{}{}
+	if !distinct(kv, 2) {
+		return nil, ErrFormat
 	}
 	return &Object{Kind: Hash, Elems: kv}, nil
 }

@@ -1,9 +1,6 @@
 package rdb
 
-import (
-	"encoding/binary"
-	"strconv"
-)
+import "encoding/binary"
 
 // Listpacks (src/listpack.c), the compact encoding of small hashes and
 // sorted sets and of quicklist nodes in Redis 7.0: a 4-byte total length,
@@ -89,7 +86,7 @@ func lpBacklen(lp []byte, l uint64) []byte {
 // integrity check does (lpValidateIntegrity): header length, entry
 // encodings and backlens within bounds, the terminator last, and the
 // element count when it is known.
-func lpEntries(lp []byte) ([][]byte, bool) {
+func lpEntries(lp []byte, nums *numbers) ([][]byte, bool) {
 	if len(lp) < lpHeader+1 || binary.LittleEndian.Uint32(lp[0:4]) != uint32(len(lp)) || lp[len(lp)-1] != 0xFF {
 		return nil, false
 	}
@@ -149,7 +146,7 @@ func lpEntries(lp []byte) ([][]byte, bool) {
 			} else {
 				v = int64(u)
 			}
-			val = strconv.AppendInt(nil, v, 10)
+			val = nums.decimal(v)
 		} else {
 			if dlen > end-p-hdr {
 				return nil, false
@@ -157,7 +154,8 @@ func lpEntries(lp []byte) ([][]byte, bool) {
 			val = lp[p+hdr : p+hdr+dlen]
 		}
 		entry := hdr + dlen
-		bl := lpBacklen(nil, uint64(entry))
+		var tmp [5]byte
+		bl := lpBacklen(tmp[:0], uint64(entry))
 		if p+entry+len(bl) > end || string(lp[p+entry:p+entry+len(bl)]) != string(bl) {
 			return nil, false
 		}

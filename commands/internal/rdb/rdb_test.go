@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"hash/crc64"
+	"math/rand"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +19,18 @@ func TestCRC64(t *testing.T) {
 	// The test vector of Redis's src/crc64.c.
 	if got := CRC64(0, []byte("123456789")); got != 0xe9c6d914c4b8d9ca {
 		t.Fatalf("crc64(123456789) = %#x, want 0xe9c6d914c4b8d9ca", got)
+	}
+	// The slicing-by-8 form agrees with hash/crc64's bytewise one (which
+	// inverts its state around the update) at every length and alignment.
+	tab := crc64.MakeTable(jonesReflected)
+	rng := rand.New(rand.NewSource(1))
+	for n := 0; n < 600; n++ {
+		b := make([]byte, n+3)
+		rng.Read(b)
+		p := b[n%3 : n%3+n]
+		if got, want := CRC64(0, p), ^crc64.Update(^uint64(0), tab, p); got != want {
+			t.Fatalf("crc64 of %d bytes = %#x, hash/crc64 says %#x", n, got, want)
+		}
 	}
 	// Continuing a checksum equals checksumming the whole.
 	a, b := []byte("hello "), []byte("world")

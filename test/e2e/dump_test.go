@@ -23,6 +23,9 @@ type dumpCase struct {
 	encoding string            // OBJECT ENCODING redis-server reports
 	same     bool              // respike's DUMP is redis-server's, byte for byte
 	build    func(ctx context.Context, c *redis.Client, key string) error
+	// use, when set, is a command on the value whose answer must be the
+	// same on the restored value (PFCOUNT of an HLL, GEOPOS of a geo set).
+	use []any
 }
 
 // dumpDefaults are redis-server 7.0's defaults of the settings the cases
@@ -66,8 +69,10 @@ func dumpCases() []dumpCase {
 		{name: "string-lzf", encoding: "raw", same: true, build: do("set", strings.Repeat("respike ", 500))},
 		{name: "string-noise", encoding: "raw", same: true, build: do("set", string(noise))},
 		{name: "string-empty", encoding: "embstr", same: true, build: do("set", "")},
-		{name: "hll-sparse", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 50)...)...)},
-		{name: "hll-dense", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 5000)...)...)},
+		{name: "hll-sparse", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 50)...)...),
+			use: []any{"pfcount"}},
+		{name: "hll-dense", encoding: "raw", same: true, build: do(append([]any{"pfadd"}, words("e", 5000)...)...),
+			use: []any{"pfcount"}},
 		{name: "hash-listpack", encoding: "listpack", same: true, build: do("hset", "a", "1", "b", "x", "c", "-5", "d", "2.5")},
 		{name: "hash-long-value", encoding: "hashtable", build: do("hset", "a", long, "b", "2")},
 		{name: "hash-many", encoding: "hashtable", build: do(append([]any{"hset"}, words("f", 1200)...)...)},
@@ -83,7 +88,8 @@ func dumpCases() []dumpCase {
 		{name: "zset-long-member", encoding: "skiplist", same: true, build: do("zadd", 1, long, 2, "b", "+inf", "c")},
 		{name: "zset-forced", encoding: "skiplist", config: map[string]string{"zset-max-listpack-entries": "0"},
 			build: do("zadd", 1, "a", 2.5, "b")},
-		{name: "geo", encoding: "listpack", same: true, build: do("geoadd", 13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania")},
+		{name: "geo", encoding: "listpack", same: true, build: do("geoadd", 13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania"),
+			use: []any{"geosearch", "fromlonlat", 15, 37, "byradius", 200, "km", "asc", "withdist", "withcoord"}},
 		{name: "list-small", encoding: "quicklist", same: true, build: do("rpush", "a", "b", 1, -2)},
 		{name: "list-nodes", encoding: "quicklist", same: true, build: do(append([]any{"rpush"}, words("element-", 5000)...)...)},
 		{name: "list-big-elements", encoding: "quicklist", same: true, build: do("rpush", strings.Repeat("x", 5000), strings.Repeat("y", 5000), "z")},
@@ -181,6 +187,26 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 				t.Fatalf("restored in respike:\n  got  %.300v\n  want %.300v", got, want)
 			}
 
+			if tc.use != nil {
+				use := func(c *redis.Client) any {
+					v, err := c.Do(ctx, append([]any{tc.use[0], key}, tc.use[1:]...)...).Result()
+					if err != nil {
+						t.Fatalf("%v: %v", tc.use, err)
+					}
+					return v
+				}
+				if got, want := use(rp), use(rs); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%v on the restored value: respike %v, redis-server %v", tc.use[0], got, want)
+				}
+				// PFCOUNT caches the count in the HLL's header, on both
+				// servers alike.
+				want = readValue(ctx, t, rs, key)
+				if got := readValue(ctx, t, rp, key); !reflect.DeepEqual(got, want) {
+					t.Fatalf("after %v:\n  respike      %.300q\n  redis-server %.300q", tc.use[0], got, want)
+				}
+				payload = rs.Dump(ctx, key).Val()
+			}
+
 			// respike → redis-server, from respike's own DUMP of the value.
 			setConfig(ctx, t, rs, nil)
 			ours, err := rp.Dump(ctx, key).Result()
@@ -199,6 +225,11 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 			// The value respike built itself dumps the same.
 			if err := tc.build(ctx, rp, back); err != nil {
 				t.Fatalf("building on respike: %v", err)
+			}
+			if tc.use != nil {
+				if err := rp.Do(ctx, append([]any{tc.use[0], back}, tc.use[1:]...)...).Err(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			built, err := rp.Dump(ctx, back).Result()
 			if err != nil {

@@ -25,6 +25,14 @@ type Store interface {
 	Close() error
 }
 
+// SystemDB is the database index of the store's system area: records that
+// respike keeps for itself (the modules deployed to a fleet of proxies,
+// host/fleet) beside the numbered databases and out of their reach. No
+// client command can address it (database indexes are never negative), and
+// no database's scan, count or truncate, FLUSHALL included, sees its
+// records. On Aerospike it is the set "<set>_sys" (docs/data-model.md).
+const SystemDB = -1
+
 // Stat is one counter a store reports in INFO stats, as store_<Name>.
 type Stat struct {
 	Name  string

@@ -214,6 +214,10 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// systemSetSuffix names the set of store.SystemDB after the base set:
+// "_sys" cannot be a database's "_<N>".
+const systemSetSuffix = "_sys"
+
 // setName is the set of database db.
 func setName(base string, db int) string {
 	if db == 0 {
@@ -223,6 +227,9 @@ func setName(base string, db int) string {
 }
 
 func (s *Store) set(db int) string {
+	if db == store.SystemDB {
+		return s.cfg.Set + systemSetSuffix
+	}
 	if db < len(s.sets) {
 		return s.sets[db]
 	}
@@ -457,7 +464,7 @@ func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *code
 		resp.Code, resp.Msg = codec.BackendUnavail, s.unavailable()
 		return
 	}
-	if db < 0 {
+	if db < 0 && db != store.SystemDB {
 		resp.Code, resp.Msg = codec.InvalidOperation, fmt.Sprintf("database %d out of range", db)
 		return
 	}

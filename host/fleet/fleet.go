@@ -242,6 +242,9 @@ func (f *Fleet) Sync(ctx context.Context) {
 	defer f.mu.Unlock()
 	f.polls.Add(1)
 	gen, err := f.indexGeneration(ctx)
+	if ctx.Err() != nil {
+		return // shutting down
+	}
 	if err != nil {
 		f.pollErrors.Add(1)
 		if !f.downLog {
@@ -281,7 +284,7 @@ func (f *Fleet) inStep() bool {
 	}
 	for name := range f.served {
 		m, ok := byName[name]
-		if !ok || m.Path != f.stagedPath(name) || len(m.Commands) == 0 {
+		if !ok || m.Path != f.stagedPath(name, f.served[name]) || len(m.Commands) == 0 {
 			return false
 		}
 	}
@@ -312,7 +315,7 @@ func (f *Fleet) reconcile(ctx context.Context, entries map[string]Entry) bool {
 			changed[name] = st
 			continue
 		}
-		info, err := f.stageAndLoad(ctx, name, bin)
+		info, err := f.stageAndLoad(ctx, name, e.SHA256, bin)
 		if err != nil {
 			f.refusals.Add(1)
 			f.refused[name] = e.SHA256
@@ -324,6 +327,7 @@ func (f *Fleet) reconcile(ctx context.Context, entries map[string]Entry) bool {
 			continue
 		}
 		f.swaps.Add(1)
+		f.unstage(name, f.served[name])
 		f.served[name] = e.SHA256
 		delete(f.refused, name)
 		st.State, st.Version = StateServing, info.Version
@@ -353,7 +357,7 @@ func (f *Fleet) reconcile(ctx context.Context, entries map[string]Entry) bool {
 func (f *Fleet) servesStaged(name string) bool {
 	for _, m := range f.rt.Modules() {
 		if m.Name == name {
-			return m.Path == f.stagedPath(name) && len(m.Commands) > 0
+			return m.Path == f.stagedPath(name, f.served[name]) && len(m.Commands) > 0
 		}
 	}
 	return false
@@ -373,6 +377,7 @@ func (f *Fleet) servingVersion(name string) string {
 // folder's file of that name serves again if there is one, else the
 // module is unloaded. Called with f.mu held.
 func (f *Fleet) undeployLocal(ctx context.Context, name string) {
+	defer f.unstage(name, f.served[name])
 	delete(f.served, name)
 	if f.cfg.Dir != "" {
 		path := filepath.Join(f.cfg.Dir, name+".wasm")
@@ -388,23 +393,37 @@ func (f *Fleet) undeployLocal(ctx context.Context, name string) {
 	} else {
 		f.log.Info("module undeployed", "module", name)
 	}
-	_ = os.Remove(f.stagedPath(name))
 }
 
-func (f *Fleet) stagedPath(name string) string { return filepath.Join(f.staging, name+".wasm") }
+// stagedPath is where the version sum of module name is staged: a folder
+// per version, so that the file a proxy serves is always the version it
+// serves (the runtime names a module after its file).
+func (f *Fleet) stagedPath(name, sum string) string {
+	return filepath.Join(f.staging, name+"-"+sum, name+".wasm")
+}
 
-// stageAndLoad writes bin as the staged file of name (a rename: the
-// runtime never reads half a file) and loads it.
-func (f *Fleet) stageAndLoad(ctx context.Context, name string, bin []byte) (module.ModuleInfo, error) {
-	path := f.stagedPath(name)
-	tmp := filepath.Join(f.staging, "."+name+".tmp")
-	if err := os.WriteFile(tmp, bin, 0o644); err != nil {
+// unstage removes a version's staged file once it no longer serves.
+func (f *Fleet) unstage(name, sum string) {
+	if sum != "" {
+		_ = os.RemoveAll(filepath.Dir(f.stagedPath(name, sum)))
+	}
+}
+
+// stageAndLoad writes bin as the staged file of name's version sum and
+// loads it; a refused version's file is removed.
+func (f *Fleet) stageAndLoad(ctx context.Context, name, sum string, bin []byte) (module.ModuleInfo, error) {
+	path := f.stagedPath(name, sum)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return module.ModuleInfo{}, fmt.Errorf("stage: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.WriteFile(path, bin, 0o644); err != nil {
 		return module.ModuleInfo{}, fmt.Errorf("stage: %w", err)
 	}
-	return f.rt.Load(ctx, path)
+	info, err := f.rt.Load(ctx, path)
+	if err != nil && f.served[name] != sum {
+		f.unstage(name, sum)
+	}
+	return info, err
 }
 
 // Deploy loads the module in path on this proxy (refusing it as MODULE
@@ -429,16 +448,21 @@ func (f *Fleet) DeployBytes(ctx context.Context, name string, bin []byte) (Entry
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	info, err := f.stageAndLoad(ctx, name, bin)
+	sum := sha256.Sum256(bin)
+	hexSum := hex.EncodeToString(sum[:])
+	info, err := f.stageAndLoad(ctx, name, hexSum, bin)
 	if err != nil {
 		return Entry{}, fmt.Errorf("refused here, not deployed: %w", err)
 	}
+	if prev := f.served[name]; prev != hexSum {
+		f.unstage(name, prev)
+	}
+	f.served[name] = hexSum // serving here, whatever the store says
 	e, err := f.publish(ctx, name, bin, info.Version)
 	if err != nil {
 		return Entry{}, fmt.Errorf("loaded here but not deployed to the fleet: %w", err)
 	}
 	f.deploys.Add(1)
-	f.served[name] = e.SHA256
 	delete(f.refused, name)
 	f.report(ctx, map[string]Status{name: {Proxy: f.cfg.Proxy, Module: name, SHA256: e.SHA256, Version: info.Version,
 		State: StateServing, At: time.Now().UnixMilli()}}, nil)

@@ -50,7 +50,7 @@ type outageClient struct {
 	setMaybe           []string // values of errored SETs since it
 	replies, errs      int64
 	maxLatency         map[string]time.Duration // by command
-	afterRecovery      int64 // commands answered after the store came back
+	afterRecovery      int64                    // commands answered after the store came back
 	afterRecoveryFails int64
 	failures           []string // what must not happen (non-Redis errors, wrong values)
 }

@@ -399,7 +399,7 @@ func (f *Fleet) undeployLocal(ctx context.Context, name string) {
 // per version, so that the file a proxy serves is always the version it
 // serves (the runtime names a module after its file).
 func (f *Fleet) stagedPath(name, sum string) string {
-	return filepath.Join(f.staging, name+"-"+sum, name+".wasm")
+	return filepath.Join(f.staging, name+"-"+sum[:min(16, len(sum))], name+".wasm")
 }
 
 // unstage removes a version's staged file once it no longer serves.

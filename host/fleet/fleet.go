@@ -299,10 +299,17 @@ func (f *Fleet) reconcile(ctx context.Context, entries map[string]Entry) bool {
 	changed := map[string]Status{}
 	for _, name := range sortedNames(entries) {
 		e := entries[name]
-		if f.served[name] == e.SHA256 && f.servesStaged(name) {
-			continue
+		if prev := f.served[name]; prev != "" && !f.servesStaged(name) && (prev == e.SHA256 || f.refused[name] == e.SHA256) {
+			// MODULE UNLOAD, or a file of the commands folder, replaced
+			// the version served here: it serves again from its staged
+			// file, with no fetch.
+			if _, err := f.rt.Load(ctx, f.stagedPath(name, prev)); err == nil {
+				f.log.Info("deployed module serving again", "module", name, "sha256", prev)
+				continue
+			}
+			delete(f.served, name) // the staged file is gone: fetch it again
 		}
-		if f.refused[name] == e.SHA256 {
+		if f.served[name] == e.SHA256 || f.refused[name] == e.SHA256 {
 			continue
 		}
 		st := Status{Proxy: f.cfg.Proxy, Module: name, SHA256: e.SHA256, At: time.Now().UnixMilli()}

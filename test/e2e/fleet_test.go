@@ -328,6 +328,13 @@ func TestFleetDeploy(t *testing.T) {
 	}
 	t.Logf("replies by build under load: %v", replies)
 
+	// A MODULE UNLOAD on one proxy does not undeploy: the deployed
+	// version serves there again at the next poll.
+	if err := a.admin.Do(ctx, "MODULE", "UNLOAD", "hotswap").Err(); err != nil {
+		t.Fatalf("MODULE UNLOAD: %v", err)
+	}
+	eventually(t, "proxy a serves the deployed B again after MODULE UNLOAD", limit, func() bool { return a.hsver(t) == "B" })
+
 	// Undeployed through b: both stop serving the module (their commands
 	// folders have no hotswap.wasm).
 	if err := b.admin.Do(ctx, "MODULE", "UNDEPLOY", "hotswap").Err(); err != nil {

@@ -101,6 +101,7 @@ cat "$tmp/report.json"
 cat "$tmp/load.err" >&2
 last_err=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["last_error_unix_ms"])' "$tmp/report.json" 2>/dev/null || echo 0)
 cat <<EOF
+timeline (unix ms)       stop ${stop_at}..${stopped_at}, start ${start_at}..${started_at}, first INCR served ${serving_at}
 stop command took        $(( stopped_at - stop_at )) ms
 start command took       $(( started_at - start_at )) ms
 first INCR served        $(( serving_at - started_at )) ms after the start command returned ($(( serving_at - start_at )) ms after it began)

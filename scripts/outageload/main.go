@@ -25,6 +25,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// slowReply is a reply slower than -slow: when its command was sent and
+// how long it took.
+type slowReply struct {
+	SentUnixMs int64   `json:"sent_unix_ms"`
+	TookMs     float64 `json:"took_ms"`
+	Err        string  `json:"error,omitempty"`
+}
+
 type clientStats struct {
 	key                 string
 	acked, errored      int64
@@ -32,6 +40,7 @@ type clientStats struct {
 	maxLatency          time.Duration
 	firstErr, lastErr   time.Time
 	slow                int64 // replies slower than -slow
+	slowAt              []slowReply
 	errorsByText        map[string]int64
 	latencies           []time.Duration
 	latenciesDuringErrs []time.Duration
@@ -51,6 +60,7 @@ type Report struct {
 	FirstErrorUnixMs int64            `json:"first_error_unix_ms"`
 	LastErrorUnixMs  int64            `json:"last_error_unix_ms"`
 	Errors           map[string]int64 `json:"errors"`
+	SlowReplies      []slowReply      `json:"slow_replies,omitempty"`
 	Lost             int64            `json:"lost_acknowledged"`
 	Extra            int64            `json:"beyond_acknowledged_plus_errored"`
 	VerifyRetries    int              `json:"verify_retries"`
@@ -89,6 +99,13 @@ func main() {
 				st.maxLatency = max(st.maxLatency, took)
 				if took > *slow {
 					st.slow++
+					if len(st.slowAt) < 5 {
+						r := slowReply{SentUnixMs: start.UnixMilli(), TookMs: ms(took)}
+						if err != nil {
+							r.Err = errClass(err.Error())
+						}
+						st.slowAt = append(st.slowAt, r)
+					}
 				}
 				if err == nil {
 					st.acked++
@@ -124,6 +141,7 @@ func main() {
 		rep.IOErrors += st.ioErrors
 		rep.Slow += st.slow
 		rep.MaxLatencyMs = max(rep.MaxLatencyMs, ms(st.maxLatency))
+		rep.SlowReplies = append(rep.SlowReplies, st.slowAt...)
 		for k, v := range st.errorsByText {
 			rep.Errors[k] += v
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/fleet"
+	"github.com/respike/respike/host/metrics"
 	"github.com/respike/respike/host/store"
 )
 
@@ -327,6 +329,21 @@ func TestFleetDeploy(t *testing.T) {
 		}
 	}
 	t.Logf("replies by build under load: %v", replies)
+
+	// The refusal in the metrics, parsed with Prometheus's own parser.
+	web := httptest.NewServer(metrics.Handler(metrics.Sources{Server: a.daemon.Server, Runtime: a.backend.Runtime, Fleet: a.fleet}))
+	defer web.Close()
+	fams := scrape(t, web.URL)
+	if v := sample(t, fams, "respike_fleet_module_updates_total", map[string]string{"result": "refused"}).GetCounter().GetValue(); v < 1 {
+		t.Errorf("respike_fleet_module_updates_total{result=refused} = %v", v)
+	}
+	if v := sample(t, fams, "respike_fleet_deploys_total", map[string]string{"op": "deploy"}).GetCounter().GetValue(); v != 1 {
+		t.Errorf("respike_fleet_deploys_total{op=deploy} on proxy a = %v, want 1 (A)", v)
+	}
+	sample(t, fams, "respike_fleet_module_state", map[string]string{"module": "hotswap", "sha256": bad.SHA256, "state": fleet.StateRefused})
+	if v := sample(t, fams, "respike_fleet_polls_total", nil).GetCounter().GetValue(); v < 2 {
+		t.Errorf("respike_fleet_polls_total = %v", v)
+	}
 
 	// A MODULE UNLOAD on one proxy does not undeploy: the deployed
 	// version serves there again at the next poll.

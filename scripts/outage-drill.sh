@@ -18,6 +18,7 @@
 # Knobs: CLIENTS (16), BEFORE (5 s of load before the stop), OUTAGE (10 s
 # from the stop returning to the start), AFTER (10 s of load after the
 # start returned), TOTAL_TIMEOUT ([aerospike] total_timeout, 1s),
+# CONNECT_TIMEOUT ([aerospike] connect_timeout, the daemon's default),
 # NAMESPACE (test), SET (outage_drill).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,7 @@ hosts = ["$AEROSPIKE"]
 namespace = "$NAMESPACE"
 set = "$SET"
 total_timeout = "$TOTAL_TIMEOUT"
+${CONNECT_TIMEOUT:+connect_timeout = "$CONNECT_TIMEOUT"}
 [metrics]
 listen = "127.0.0.1:$mport"
 [log]

@@ -13,17 +13,27 @@ func (s *Server) SetFleet(f *fleet.Fleet) { s.fleet.Store(f) }
 
 const errNoFleet = "ERR module deploys are off on this proxy"
 
-// cmdModuleDeploy implements MODULE DEPLOY path: load the module here, as
-// MODULE LOAD does (a refused module is not deployed), then publish it for
-// every proxy on the store, which swap it in at their next poll.
-func cmdModuleDeploy(c *client, args [][]byte) {
-	if !c.moduleAllowed() {
+// fleetFor returns the server's fleet, or answers why the client cannot
+// use it (enable_module_command, when change is set; no fleet) and
+// returns nil.
+func (c *client) fleetFor(change bool) *fleet.Fleet {
+	if change && !c.moduleAllowed() {
 		c.w.Error(errModuleNotAllowed)
-		return
+		return nil
 	}
 	f := c.s.fleet.Load()
 	if f == nil {
 		c.w.Error(errNoFleet)
+	}
+	return f
+}
+
+// cmdModuleDeploy implements MODULE DEPLOY path: load the module here, as
+// MODULE LOAD does (a refused module is not deployed), then publish it for
+// every proxy on the store, which swap it in at their next poll.
+func cmdModuleDeploy(c *client, args [][]byte) {
+	f := c.fleetFor(true)
+	if f == nil {
 		return
 	}
 	e, err := f.Deploy(c.s.ctx, string(args[2]))
@@ -37,13 +47,8 @@ func cmdModuleDeploy(c *client, args [][]byte) {
 
 // cmdModuleUndeploy implements MODULE UNDEPLOY name.
 func cmdModuleUndeploy(c *client, args [][]byte) {
-	if !c.moduleAllowed() {
-		c.w.Error(errModuleNotAllowed)
-		return
-	}
-	f := c.s.fleet.Load()
+	f := c.fleetFor(true)
 	if f == nil {
-		c.w.Error(errNoFleet)
 		return
 	}
 	if err := f.Undeploy(c.s.ctx, string(args[2])); err != nil {
@@ -61,9 +66,8 @@ func cmdModuleUndeploy(c *client, args [][]byte) {
 // version is the one deployed now (current 1) or an older one (the proxy
 // has not caught up, or has gone).
 func cmdModuleFleet(c *client, _ [][]byte) {
-	f := c.s.fleet.Load()
+	f := c.fleetFor(false)
 	if f == nil {
-		c.w.Error(errNoFleet)
 		return
 	}
 	deployed, err := f.Deployed(c.s.ctx)

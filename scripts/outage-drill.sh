@@ -43,6 +43,8 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
 go build -o "$tmp/outageload" ./scripts/outageload
 port=$(freeport)
 mport=$(freeport)
+ct_line=""
+[ -n "${CONNECT_TIMEOUT:-}" ] && ct_line="connect_timeout = \"$CONNECT_TIMEOUT\""
 cat >"$tmp/respike.toml" <<TOML
 [store]
 backend = "aerospike"
@@ -63,6 +65,7 @@ for _ in $(seq 1 200); do
 	redis-cli -p "$port" PING 2>/dev/null | grep -q PONG && break
 	sleep 0.1
 done
+redis-cli -p "$port" PING 2>/dev/null | grep -q PONG || { echo "respike did not start:" >&2; cat "$tmp/respike.log" >&2; exit 1; }
 redis-cli -p "$port" FLUSHALL >/dev/null
 
 # The slow limit: the store timeout plus a second of slack for the proxy

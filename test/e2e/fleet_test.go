@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/config"
 	"github.com/respike/respike/host/fleet"
 	"github.com/respike/respike/host/metrics"
 	"github.com/respike/respike/host/store"
@@ -366,5 +367,25 @@ func TestFleetDeploy(t *testing.T) {
 	// The chunk records of every version are gone.
 	if entries := (&fleetReader{st: a.backend.Store}).index(t); len(entries) != 0 {
 		t.Errorf("index after UNDEPLOY: %v", entries)
+	}
+}
+
+// Without a fleet, or without enable_module_command, the fleet subcommands
+// say so; MODULE HELP lists them.
+func TestFleetCommandsRefused(t *testing.T) {
+	ctx := context.Background()
+	c := client(t, env.daemon.Addr)
+	for _, args := range [][]any{{"MODULE", "FLEET"}, {"MODULE", "DEPLOY", "/nonexistent.wasm"}, {"MODULE", "UNDEPLOY", "x"}} {
+		if err := c.Do(ctx, args...).Err(); err == nil || err.Error() != "ERR module deploys are off on this proxy" {
+			t.Errorf("%v without a fleet: %v", args, err)
+		}
+	}
+	d := newDaemon(t, func(cfg *config.Config) { cfg.Server.EnableModuleCommand = "no" })
+	if err := client(t, d.Addr).Do(ctx, "MODULE", "DEPLOY", "/nonexistent.wasm").Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR MODULE command not allowed") {
+		t.Errorf("MODULE DEPLOY with enable_module_command no: %v", err)
+	}
+	help, err := c.Do(ctx, "MODULE", "HELP").StringSlice()
+	if err != nil || !strings.Contains(strings.Join(help, "\n"), "DEPLOY <path>") {
+		t.Errorf("MODULE HELP: %v, %v", help, err)
 	}
 }

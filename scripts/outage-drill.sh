@@ -53,7 +53,7 @@ hosts = ["$AEROSPIKE"]
 namespace = "$NAMESPACE"
 set = "$SET"
 total_timeout = "$TOTAL_TIMEOUT"
-${CONNECT_TIMEOUT:+connect_timeout = "$CONNECT_TIMEOUT"}
+$ct_line
 [metrics]
 listen = "127.0.0.1:$mport"
 [log]

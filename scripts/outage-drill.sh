@@ -19,6 +19,7 @@
 # from the stop returning to the start), AFTER (10 s of load after the
 # start returned), TOTAL_TIMEOUT ([aerospike] total_timeout, 1s),
 # CONNECT_TIMEOUT ([aerospike] connect_timeout, the daemon's default),
+# BATCH_SIZE ([aerospike] batch_size, the daemon's default; 1 = no gathering),
 # NAMESPACE (test), SET (outage_drill).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,8 @@ port=$(freeport)
 mport=$(freeport)
 ct_line=""
 [ -n "${CONNECT_TIMEOUT:-}" ] && ct_line="connect_timeout = \"$CONNECT_TIMEOUT\""
+bs_line=""
+[ -n "${BATCH_SIZE:-}" ] && bs_line="batch_size = $BATCH_SIZE"
 cat >"$tmp/respike.toml" <<TOML
 [store]
 backend = "aerospike"
@@ -54,6 +57,7 @@ namespace = "$NAMESPACE"
 set = "$SET"
 total_timeout = "$TOTAL_TIMEOUT"
 $ct_line
+$bs_line
 [metrics]
 listen = "127.0.0.1:$mport"
 [log]

@@ -31,7 +31,9 @@ type Store interface {
 // client command can address it (database indexes are never negative), and
 // no database's scan, count or truncate, FLUSHALL included, sees its
 // records. On Aerospike it is the set "<set>_sys" (docs/data-model.md).
-const SystemDB = -1
+// It is far from -1 so that an index computed wrongly stays an error
+// rather than reaching it.
+const SystemDB = -1 << 20
 
 // Stat is one counter a store reports in INFO stats, as store_<Name>.
 type Stat struct {

@@ -80,6 +80,7 @@ func TestSScanChurn(t *testing.T) {
 	pools := map[string]func(i int) string{
 		"short":  func(i int) string { return fmt.Sprintf("m%d", i) },
 		"prefix": func(i int) string { return fmt.Sprintf("session:user:%06d", i) },
+		"runs":   func(i int) string { return fmt.Sprintf("%07d:%d", i/16, i) },
 		"binary": func(i int) string {
 			if i == 0 {
 				return ""

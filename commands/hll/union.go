@@ -25,7 +25,7 @@ func spread(g uint64) uint64 {
 // and no lane borrows from the next.
 func maxLanes(a, b uint64) uint64 {
 	ge := ((a | lanesHi) - b) & lanesHi
-	m := ge>>7*0xff // 0xff in the lanes where a >= b
+	m := ge >> 7 * 0xff // 0xff in the lanes where a >= b
 	return a&m | b&^m
 }
 

@@ -226,6 +226,7 @@ type shape struct {
 	conversion    float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
 	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
+	cosLat        float64    // circular: Go's cos of the centre's latitude, set with aMax
 }
 
 // boundingBox is geohashBoundingBox.
@@ -359,10 +360,12 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
 		u := math.Sin((lat2r - lat1r) / 2)
 		v := math.Sin((degToRad(lon) - degToRad(s.lon)) / 2)
-		if u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v > s.aMax {
+		a := u*u + s.cosLat*math.Cos(lat2r)*v*v
+		if a > s.aMax {
 			return 0, 0, false
 		}
-		d, e := distanceFast(s.lon, s.lat, lon, lat)
+		// The a of distanceFast(s.lon, s.lat, lon, lat), computed once.
+		d, e := fastFromA(a)
 		switch {
 		case d-e > r:
 			return 0, 0, false
@@ -392,6 +395,7 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 // margins far beyond the rounding errors of Go's math.
 func (s *shape) circleBounds(r float64) {
 	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
+	s.cosLat = math.Cos(degToRad(s.lat))
 	h := r / (2 * earthRadius)
 	if h >= math.Pi/2 {
 		return
@@ -437,15 +441,28 @@ func (s *shape) scanRanges() [][2]uint64 {
 			// read whole, with the float bounds Redis uses.
 			k = 0
 		}
-		if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+		a, _ := decode(lonSpan, latSpan, h)
+		if !b.meets(a) {
 			continue // the whole cell is outside the band
+		}
+		// The band is a latitude range times a longitude range, so a
+		// sub-cell meets it when its row and its column do: 2·2^k tests
+		// of spans cut from the cell's (within far less than meets's
+		// margin of the decoded sub-cells') instead of 4^k decodes.
+		n := uint64(1) << k
+		var rows, cols [4]bool
+		for i := range n {
+			rows[i] = b.meetsLat(a.lat.cut(i, n))
+			cols[i] = b.meetsLon(a.lon.cut(i, n))
 		}
 		first := len(out)
 		for j := uint64(0); j < 1<<(2*k); j++ {
-			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-			if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+			// Interleaved as encode does: latitude bits in the even
+			// positions, longitude bits in the odd ones.
+			if !rows[j&1|j>>1&2] || !cols[j>>1&1|j>>2&2] {
 				continue
 			}
+			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
 			lo, hi := scoreRange(sub)
 			if len(out) > first && out[len(out)-1][1] == lo {
 				out[len(out)-1][1] = hi
@@ -499,21 +516,34 @@ func (s *shape) band() band {
 }
 
 // meets reports whether area a may hold a point of the band.
-func (b band) meets(a box) bool {
-	const eps = 1e-9 // positions are cell centres computed in floats
-	if a.lat.max+eps < b.latLo || a.lat.min-eps > b.latHi {
-		return false
-	}
+func (b band) meets(a box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
+
+// bandEps is meets's margin: positions are cell centres computed in floats.
+const bandEps = 1e-9
+
+// meetsLat reports whether latitudes lat may hold a point of the band.
+func (b band) meetsLat(lat span) bool {
+	return lat.max+bandEps >= b.latLo && lat.min-bandEps <= b.latHi
+}
+
+// meetsLon reports whether longitudes lon may hold a point of the band.
+func (b band) meetsLon(lon span) bool {
 	if b.lonHalf >= 180 {
 		return true
 	}
 	for _, shift := range [3]float64{-360, 0, 360} {
 		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
-		if a.lon.max+eps >= lo && a.lon.min-eps <= hi {
+		if lon.max+bandEps >= lo && lon.min-bandEps <= hi {
 			return true
 		}
 	}
 	return false
+}
+
+// cut is part i of s cut into n equal parts.
+func (s span) cut(i, n uint64) span {
+	w := (s.max - s.min) / float64(n)
+	return span{s.min + float64(i)*w, s.min + float64(i+1)*w}
 }
 
 // distanceFast is distance with Go's sin, cos and asin, and a bound on
@@ -527,7 +557,11 @@ func distanceFast(lon1d, lat1d, lon2d, lat2d float64) (d, errBound float64) {
 	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
 	u := math.Sin((lat2r - lat1r) / 2)
 	v := math.Sin((lon2r - lon1r) / 2)
-	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	return fastFromA(u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v)
+}
+
+// fastFromA is distanceFast from the haversine's a.
+func fastFromA(a float64) (d, errBound float64) {
 	sq := math.Sqrt(a)
 	as := math.Asin(sq)
 	d = 2.0 * earthRadius * as

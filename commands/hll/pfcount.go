@@ -60,8 +60,8 @@ func pfcountOne(c *sdk.Ctx) {
 	c.Exec(func(c *sdk.Ctx) { c.Reply().Int(c.N[0]) })
 }
 
-// unionScratch holds the registers of a PFCOUNT union: 16 KB that a step
-// fills and counts without giving up control, so one is enough.
+// unionScratch holds the registers of a PFCOUNT or PFMERGE union: 16 KB
+// that a step fills and uses without giving up control, so one is enough.
 var unionScratch union
 
 func pfcountUnion(c *sdk.Ctx) {

@@ -2,8 +2,8 @@ package main
 
 import "unsafe"
 
-// union is the registers of a union of HLLs (PFCOUNT of several keys,
-// PFMERGE), eight per word: register 8k+j in byte j of word k. Eight
+// union is the registers of a union of HLLs (hllMerge's max registers:
+// PFCOUNT of several keys, PFMERGE), eight per word: register 8k+j in byte j of word k. Eight
 // registers fit in 48 bits of the dense form, so a dense HLL merges eight
 // registers at a time with word arithmetic, where a register at a time
 // costs several times more in WebAssembly.

@@ -252,3 +252,27 @@ func TestScanRangesMatchDecodedSubcells(t *testing.T) {
 		}
 	}
 }
+
+// The Taylor path of haversineA and fastFromA agrees with distanceFast
+// (Go's sin, cos and asin) far inside distanceFast's error bound, near and
+// beyond smallAngle, at every latitude.
+func TestSmallAngleDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	worst := 0.0
+	for range 200000 {
+		s := shape{kind: circular, lon: rng.Float64()*358 - 179, lat: rng.Float64()*170 - 85, radius: 1, conversion: 1}
+		s.circleBounds(1)
+		span := math.Pow(10, -1-rng.Float64()*6) * 100 // up to 10 degrees either way
+		lon := s.lon + (rng.Float64()*2-1)*span
+		lat := max(min(s.lat+(rng.Float64()*2-1)*span, 85), -85)
+		d, _ := fastFromA(s.haversineA(lon, lat))
+		want, e := distanceFast(s.lon, s.lat, lon, lat)
+		if math.Abs(d-want) > e/100 {
+			t.Fatalf("%v,%v to %v,%v: %v, distanceFast %v ± %v", s.lon, s.lat, lon, lat, d, want, e)
+		}
+		if want > 0 {
+			worst = max(worst, math.Abs(d-want)/want)
+		}
+	}
+	t.Logf("worst relative difference %.3g", worst)
+}

@@ -135,11 +135,22 @@ func position(score float64) (lon, lat float64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	lon = (a.lon.min + a.lon.max) / 2
-	lon = min(max(lon, lonMin), lonMax)
-	lat = (a.lat.min + a.lat.max) / 2
-	lat = min(max(lat, latMin), latMax)
+	// Clamped with comparisons: Go's min and max of floats are runtime
+	// calls in WebAssembly (NaN and signed zeros cannot occur here).
+	lon = clamp((a.lon.min+a.lon.max)/2, lonMin, lonMax)
+	lat = clamp((a.lat.min+a.lat.max)/2, latMin, latMax)
 	return lon, lat, true
+}
+
+// clamp is min(max(x, lo), hi) for a number x.
+func clamp(x, lo, hi float64) float64 {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
 }
 
 func degToRad(d float64) float64 { return d * degRad }
@@ -227,6 +238,7 @@ type shape struct {
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
 	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
 	cosLat        float64    // circular: Go's cos of the centre's latitude, set with aMax
+	sinLat        float64    // circular: Go's sin of the centre's latitude, set with aMax
 }
 
 // boundingBox is geohashBoundingBox.
@@ -357,14 +369,11 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 		if dl > s.lonMax {
 			return 0, 0, false
 		}
-		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
-		u := math.Sin((lat2r - lat1r) / 2)
-		v := math.Sin((degToRad(lon) - degToRad(s.lon)) / 2)
-		a := u*u + s.cosLat*math.Cos(lat2r)*v*v
+		// The a of distanceFast(s.lon, s.lat, lon, lat), computed once.
+		a := s.haversineA(lon, lat)
 		if a > s.aMax {
 			return 0, 0, false
 		}
-		// The a of distanceFast(s.lon, s.lat, lon, lat), computed once.
 		d, e := fastFromA(a)
 		switch {
 		case d-e > r:
@@ -395,7 +404,7 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 // margins far beyond the rounding errors of Go's math.
 func (s *shape) circleBounds(r float64) {
 	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
-	s.cosLat = math.Cos(degToRad(s.lat))
+	s.cosLat, s.sinLat = math.Cos(degToRad(s.lat)), math.Sin(degToRad(s.lat))
 	h := r / (2 * earthRadius)
 	if h >= math.Pi/2 {
 		return
@@ -560,10 +569,57 @@ func distanceFast(lon1d, lat1d, lon2d, lat2d float64) (d, errBound float64) {
 	return fastFromA(u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v)
 }
 
+// smallAngle bounds the half angles (radians) that haversineA and
+// fastFromA take through short Taylor series instead of Go's sin, cos and
+// asin (pure Go in WebAssembly, where they cost most of a search): below
+// it the series' truncation errors are under 1e-17 relative, far inside
+// distanceFast's bound.
+const smallAngle = 0.02
+
+// haversineA is the a of distanceFast from the circle's centre to lon,
+// lat: sin²(Δφ/2) + cos φ1·cos φ2·sin²(Δλ/2), as distanceFast computes it,
+// or, for a member within smallAngle in both half angles, from Taylor
+// series and cos φ2 = cos φ1·cos Δφ - sin φ1·sin Δφ (cosLat and sinLat
+// set by circleBounds).
+func (s *shape) haversineA(lon, lat float64) float64 {
+	lat1r, lat2r := degToRad(s.lat), degToRad(lat)
+	hlat := (lat2r - lat1r) / 2
+	hlon := (degToRad(lon) - degToRad(s.lon)) / 2
+	if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
+		u, v := sinSmall(hlat), sinSmall(hlon)
+		t := 2 * hlat
+		cos2 := s.cosLat*cosSmall(t) - s.sinLat*sinSmall(t)
+		return u*u + s.cosLat*cos2*v*v
+	}
+	u, v := math.Sin(hlat), math.Sin(hlon)
+	return u*u + s.cosLat*math.Cos(lat2r)*v*v
+}
+
+// sinSmall, cosSmall and asinSmall are Taylor series for |x| < 2·smallAngle.
+func sinSmall(x float64) float64 {
+	x2 := x * x
+	return x * (1 - x2/6*(1-x2/20*(1-x2/42*(1-x2/72))))
+}
+
+func cosSmall(x float64) float64 {
+	x2 := x * x
+	return 1 - x2/2*(1-x2/12*(1-x2/30*(1-x2/56*(1-x2/90))))
+}
+
+func asinSmall(x float64) float64 {
+	x2 := x * x
+	return x * (1 + x2*(1.0/6+x2*(3.0/40+x2*(15.0/336+x2*(105.0/3456+x2*(945.0/42240))))))
+}
+
 // fastFromA is distanceFast from the haversine's a.
 func fastFromA(a float64) (d, errBound float64) {
 	sq := math.Sqrt(a)
-	as := math.Asin(sq)
+	var as float64
+	if sq < 2*smallAngle {
+		as = asinSmall(sq)
+	} else {
+		as = math.Asin(sq)
+	}
 	d = 2.0 * earthRadius * as
 	growth := 1.0
 	if sq > 0.5 {

@@ -85,7 +85,8 @@ rules = "off"
 	want.Aerospike.MaxRecordBytes = 131072
 	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
-		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32}
+		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32,
+		DeployPollInterval: Duration(time.Second), DeployChunkBytes: 512 << 10}
 	want.Log.Level = "debug"
 	want.Metrics.Listen = "127.0.0.1:9121"
 	if !reflect.DeepEqual(cfg, want) {

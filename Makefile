@@ -46,9 +46,11 @@ vet:
 	$(GO) vet ./...
 	$(WASMENV) $(GO) vet ./guest-sdk/... ./commands/... $(if $(EXAMPLES),./examples/...)
 
-## test: every test, with the race detector
+## test: every test, with the race detector; the server's own tests also
+## without it, as the daemon runs (raw socket I/O, rawio_linux.go)
 test: vet
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -count=1 ./host/server
 
 ## bench: Go benchmarks, then redis-benchmark against respike and redis-server side by side
 bench: bench-go build commands

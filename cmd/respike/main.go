@@ -27,6 +27,7 @@ import (
 
 	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/fleet"
 	"github.com/respike/respike/host/metrics"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
@@ -175,8 +176,30 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		<-watching
 	}()
 
+	// Modules deployed to the fleet (MODULE DEPLOY on any proxy on the
+	// store) serve before the listener opens, then are polled for.
+	proxyName := cfg.Commands.DeployProxyName
+	if proxyName == "" {
+		proxyName = fleet.DefaultProxyName(cfg.Server.Listen)
+	}
+	fl, err := fleet.New(st, rt, fleet.Config{Proxy: proxyName, Poll: cfg.Commands.DeployPollInterval.D(),
+		ChunkBytes: cfg.ChunkBytes(), Dir: cfg.Commands.Dir, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer fl.Close()
+	fl.Sync(ctx)
+	fleetCtx, stopFleet := context.WithCancel(ctx)
+	fleetDone := make(chan struct{})
+	go func() { defer close(fleetDone); fl.Run(fleetCtx) }()
+	defer func() {
+		stopFleet()
+		<-fleetDone
+	}()
+
 	srv := server.New(cfg, rt, reg, log)
 	srv.SetLogLevel(&logLevelVar)
+	srv.SetFleet(fl)
 	var tlsSetup *server.TLS
 	if cfg.TLS.Listen != "" {
 		if tlsSetup, err = server.NewTLS(cfg.TLS); err != nil {
@@ -187,7 +210,7 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 		mctx, stopMetrics := context.WithCancel(ctx)
 		defer stopMetrics()
 		addr, err := metrics.Serve(mctx, cfg.Metrics.Listen,
-			metrics.Handler(metrics.Sources{Server: srv, Runtime: rt, Store: raw, Requests: requests}))
+			metrics.Handler(metrics.Sources{Server: srv, Runtime: rt, Store: raw, Requests: requests, Fleet: fl}))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
@@ -193,4 +194,85 @@ func TestScanRangesCoverTheShape(t *testing.T) {
 			}
 		}
 	}
+}
+
+// scanRanges cuts a cell's rows and columns from the decoded cell instead
+// of decoding each sub-cell: the ranges must be those of the decoded
+// sub-cells, over random circles and boxes everywhere.
+func TestScanRangesMatchDecodedSubcells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	reference := func(s *shape) [][2]uint64 {
+		cells := s.searchBoxes()
+		b := s.band()
+		var out [][2]uint64
+		last := -1
+		for i, h := range cells {
+			if h.zero() || last > 0 && h == cells[last] {
+				continue
+			}
+			last = i
+			k := min(2, stepMax-h.step)
+			if _, hi := scoreRange(h); hi > 1<<53 {
+				k = 0
+			}
+			if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+				continue
+			}
+			first := len(out)
+			for j := uint64(0); j < 1<<(2*k); j++ {
+				sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
+				if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+					continue
+				}
+				lo, hi := scoreRange(sub)
+				if len(out) > first && out[len(out)-1][1] == lo {
+					out[len(out)-1][1] = hi
+				} else {
+					out = append(out, [2]uint64{lo, hi})
+				}
+			}
+		}
+		return out
+	}
+	for i := range 20000 {
+		s := shape{lon: rng.Float64()*360 - 180, lat: rng.Float64()*170 - 85, conversion: 1}
+		size := math.Pow(10, rng.Float64()*7)
+		if i%2 == 0 {
+			s.kind, s.radius = circular, size
+		} else {
+			s.kind, s.width, s.height = rectangle, size, size*(0.2+rng.Float64()*2)
+		}
+		s2 := s
+		got, want := s.scanRanges(), reference(&s2)
+		if len(want) > 48 {
+			continue // the whole-cells fallback
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%+v: ranges %v, decoded sub-cells give %v", s, got, want)
+		}
+	}
+}
+
+// The Taylor path of haversineA and fastFromA agrees with distanceFast
+// (Go's sin, cos and asin) far inside distanceFast's error bound, near and
+// beyond smallAngle, at every latitude.
+func TestSmallAngleDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	worst := 0.0
+	for range 200000 {
+		s := shape{kind: circular, lon: rng.Float64()*358 - 179, lat: rng.Float64()*170 - 85, radius: 1, conversion: 1}
+		s.circleBounds(1)
+		span := math.Pow(10, -1-rng.Float64()*6) * 100 // up to 10 degrees either way
+		lon := s.lon + (rng.Float64()*2-1)*span
+		lat := max(min(s.lat+(rng.Float64()*2-1)*span, 85), -85)
+		d, _ := fastFromA(s.haversineA(lon, lat))
+		want, e := distanceFast(s.lon, s.lat, lon, lat)
+		if math.Abs(d-want) > e/100 {
+			t.Fatalf("%v,%v to %v,%v: %v, distanceFast %v ± %v", s.lon, s.lat, lon, lat, d, want, e)
+		}
+		if want > 0 {
+			worst = max(worst, math.Abs(d-want)/want)
+		}
+	}
+	t.Logf("worst relative difference %.3g", worst)
 }

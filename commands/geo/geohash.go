@@ -135,11 +135,22 @@ func position(score float64) (lon, lat float64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	lon = (a.lon.min + a.lon.max) / 2
-	lon = min(max(lon, lonMin), lonMax)
-	lat = (a.lat.min + a.lat.max) / 2
-	lat = min(max(lat, latMin), latMax)
+	// Clamped with comparisons: Go's min and max of floats are runtime
+	// calls in WebAssembly (NaN and signed zeros cannot occur here).
+	lon = clamp((a.lon.min+a.lon.max)/2, lonMin, lonMax)
+	lat = clamp((a.lat.min+a.lat.max)/2, latMin, latMax)
 	return lon, lat, true
+}
+
+// clamp is min(max(x, lo), hi) for a number x.
+func clamp(x, lo, hi float64) float64 {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
 }
 
 func degToRad(d float64) float64 { return d * degRad }
@@ -226,6 +237,8 @@ type shape struct {
 	conversion    float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
 	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
+	cosLat        float64    // circular: Go's cos of the centre's latitude, set with aMax
+	sinLat        float64    // circular: Go's sin of the centre's latitude, set with aMax
 }
 
 // boundingBox is geohashBoundingBox.
@@ -356,13 +369,12 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 		if dl > s.lonMax {
 			return 0, 0, false
 		}
-		lat1r, lat2r := degToRad(s.lat), degToRad(lat)
-		u := math.Sin((lat2r - lat1r) / 2)
-		v := math.Sin((degToRad(lon) - degToRad(s.lon)) / 2)
-		if u*u+math.Cos(lat1r)*math.Cos(lat2r)*v*v > s.aMax {
+		// The a of distanceFast(s.lon, s.lat, lon, lat), computed once.
+		a := s.haversineA(lon, lat)
+		if a > s.aMax {
 			return 0, 0, false
 		}
-		d, e := distanceFast(s.lon, s.lat, lon, lat)
+		d, e := fastFromA(a)
 		switch {
 		case d-e > r:
 			return 0, 0, false
@@ -392,6 +404,7 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 // margins far beyond the rounding errors of Go's math.
 func (s *shape) circleBounds(r float64) {
 	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
+	s.cosLat, s.sinLat = math.Cos(degToRad(s.lat)), math.Sin(degToRad(s.lat))
 	h := r / (2 * earthRadius)
 	if h >= math.Pi/2 {
 		return
@@ -437,15 +450,28 @@ func (s *shape) scanRanges() [][2]uint64 {
 			// read whole, with the float bounds Redis uses.
 			k = 0
 		}
-		if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+		a, _ := decode(lonSpan, latSpan, h)
+		if !b.meets(a) {
 			continue // the whole cell is outside the band
+		}
+		// The band is a latitude range times a longitude range, so a
+		// sub-cell meets it when its row and its column do: 2·2^k tests
+		// of spans cut from the cell's (within far less than meets's
+		// margin of the decoded sub-cells') instead of 4^k decodes.
+		n := uint64(1) << k
+		var rows, cols [4]bool
+		for i := range n {
+			rows[i] = b.meetsLat(a.lat.cut(i, n))
+			cols[i] = b.meetsLon(a.lon.cut(i, n))
 		}
 		first := len(out)
 		for j := uint64(0); j < 1<<(2*k); j++ {
-			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-			if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+			// Interleaved as encode does: latitude bits in the even
+			// positions, longitude bits in the odd ones.
+			if !rows[j&1|j>>1&2] || !cols[j>>1&1|j>>2&2] {
 				continue
 			}
+			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
 			lo, hi := scoreRange(sub)
 			if len(out) > first && out[len(out)-1][1] == lo {
 				out[len(out)-1][1] = hi
@@ -499,21 +525,34 @@ func (s *shape) band() band {
 }
 
 // meets reports whether area a may hold a point of the band.
-func (b band) meets(a box) bool {
-	const eps = 1e-9 // positions are cell centres computed in floats
-	if a.lat.max+eps < b.latLo || a.lat.min-eps > b.latHi {
-		return false
-	}
+func (b band) meets(a box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
+
+// bandEps is meets's margin: positions are cell centres computed in floats.
+const bandEps = 1e-9
+
+// meetsLat reports whether latitudes lat may hold a point of the band.
+func (b band) meetsLat(lat span) bool {
+	return lat.max+bandEps >= b.latLo && lat.min-bandEps <= b.latHi
+}
+
+// meetsLon reports whether longitudes lon may hold a point of the band.
+func (b band) meetsLon(lon span) bool {
 	if b.lonHalf >= 180 {
 		return true
 	}
 	for _, shift := range [3]float64{-360, 0, 360} {
 		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
-		if a.lon.max+eps >= lo && a.lon.min-eps <= hi {
+		if lon.max+bandEps >= lo && lon.min-bandEps <= hi {
 			return true
 		}
 	}
 	return false
+}
+
+// cut is part i of s cut into n equal parts.
+func (s span) cut(i, n uint64) span {
+	w := (s.max - s.min) / float64(n)
+	return span{s.min + float64(i)*w, s.min + float64(i+1)*w}
 }
 
 // distanceFast is distance with Go's sin, cos and asin, and a bound on
@@ -527,9 +566,60 @@ func distanceFast(lon1d, lat1d, lon2d, lat2d float64) (d, errBound float64) {
 	lat2r, lon2r := degToRad(lat2d), degToRad(lon2d)
 	u := math.Sin((lat2r - lat1r) / 2)
 	v := math.Sin((lon2r - lon1r) / 2)
-	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	return fastFromA(u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v)
+}
+
+// smallAngle bounds the half angles (radians) that haversineA and
+// fastFromA take through short Taylor series instead of Go's sin, cos and
+// asin (pure Go in WebAssembly, where they cost most of a search): below
+// it the series' truncation errors are under 1e-17 relative, far inside
+// distanceFast's bound.
+const smallAngle = 0.02
+
+// haversineA is the a of distanceFast from the circle's centre to lon,
+// lat: sin²(Δφ/2) + cos φ1·cos φ2·sin²(Δλ/2), as distanceFast computes it,
+// or, for a member within smallAngle in both half angles, from Taylor
+// series and cos φ2 = cos φ1·cos Δφ - sin φ1·sin Δφ (cosLat and sinLat
+// set by circleBounds).
+func (s *shape) haversineA(lon, lat float64) float64 {
+	lat1r, lat2r := degToRad(s.lat), degToRad(lat)
+	hlat := (lat2r - lat1r) / 2
+	hlon := (degToRad(lon) - degToRad(s.lon)) / 2
+	if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
+		u, v := sinSmall(hlat), sinSmall(hlon)
+		t := 2 * hlat
+		cos2 := s.cosLat*cosSmall(t) - s.sinLat*sinSmall(t)
+		return u*u + s.cosLat*cos2*v*v
+	}
+	u, v := math.Sin(hlat), math.Sin(hlon)
+	return u*u + s.cosLat*math.Cos(lat2r)*v*v
+}
+
+// sinSmall, cosSmall and asinSmall are Taylor series for |x| < 2·smallAngle.
+func sinSmall(x float64) float64 {
+	x2 := x * x
+	return x * (1 - x2/6*(1-x2/20*(1-x2/42*(1-x2/72))))
+}
+
+func cosSmall(x float64) float64 {
+	x2 := x * x
+	return 1 - x2/2*(1-x2/12*(1-x2/30*(1-x2/56*(1-x2/90))))
+}
+
+func asinSmall(x float64) float64 {
+	x2 := x * x
+	return x * (1 + x2*(1.0/6+x2*(3.0/40+x2*(15.0/336+x2*(105.0/3456+x2*(945.0/42240))))))
+}
+
+// fastFromA is distanceFast from the haversine's a.
+func fastFromA(a float64) (d, errBound float64) {
 	sq := math.Sqrt(a)
-	as := math.Asin(sq)
+	var as float64
+	if sq < 2*smallAngle {
+		as = asinSmall(sq)
+	} else {
+		as = math.Asin(sq)
+	}
 	d = 2.0 * earthRadius * as
 	growth := 1.0
 	if sq > 0.5 {

@@ -490,11 +490,30 @@ func (s *search) exact(p *point) {
 // compares in. Points are looked at in estimated order, where every pair
 // closer than their error bounds is a run of neighbours.
 func (s *search) settleOrder(pts []point) {
-	order := make([]int, len(pts))
-	for i := range order {
-		order[i] = i
+	var small [64]int32
+	order := small[:0]
+	if len(pts) > len(small) {
+		order = make([]int32, 0, len(pts))
 	}
-	slices.SortFunc(order, func(i, j int) int { return cmpFloat(pts[i].dist, pts[j].dist) })
+	for i := range pts {
+		order = append(order, int32(i))
+	}
+	if len(order) <= len(small) {
+		// An insertion sort: a search keeps a few tens of points, and a
+		// comparison through a function value costs more than the sort
+		// itself in WebAssembly.
+		for i := 1; i < len(order); i++ {
+			o := order[i]
+			d := pts[o].dist
+			j := i
+			for ; j > 0 && pts[order[j-1]].dist > d; j-- {
+				order[j] = order[j-1]
+			}
+			order[j] = o
+		}
+	} else {
+		slices.SortFunc(order, func(i, j int32) int { return cmpFloat(pts[i].dist, pts[j].dist) })
+	}
 	for k := 0; k+1 < len(order); k++ {
 		a, b := &pts[order[k]], &pts[order[k+1]]
 		if b.dist-a.dist <= a.err+b.err {

@@ -104,14 +104,8 @@ func runHMGet(c *sdk.Ctx) {
 }
 
 func hmgetDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	var items []codec.Value
-	switch r.Code {
-	case codec.OK:
-		items = r.Value(0).List
-	case codec.NotFound:
-	default:
-		kit.GuardFailed(c, r)
+	items, ok := kit.ReadItems(c, c.Result(0))
+	if !ok {
 		return
 	}
 	w := c.Reply()
@@ -155,14 +149,8 @@ func runWhole(c *sdk.Ctx, ret codec.MapReturn) {
 
 // wholeDone answers HGETALL (a map in RESP3), HKEYS or HVALS (arrays).
 func wholeDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	var items []codec.Value
-	switch r.Code {
-	case codec.OK:
-		items = r.Value(0).List
-	case codec.NotFound:
-	default:
-		kit.GuardFailed(c, r)
+	items, ok := kit.ReadItems(c, c.Result(0))
+	if !ok {
 		return
 	}
 	w := c.Reply()

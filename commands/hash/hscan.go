@@ -6,7 +6,7 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// HSCAN pages through the key-ordered map by index (kit.MapScan says what
+// HSCAN pages through the key-ordered map by key position (kit.MapScan says what
 // that means under concurrent writes), answering fields and their values;
 // NOVALUES (Redis 7.4) is supported.
 var hscan = kit.NewMapScan(codec.TypeHash, kit.ReplyStr, true)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/commands/internal/kit"
 	"github.com/respike/respike/guest-sdk/sdktest"
 )
 
@@ -36,7 +38,7 @@ func TestHScan(t *testing.T) {
 			hscan h 0 match => (error) ERR syntax error
 			hscan h 0 type string => (error) ERR syntax error
 			hscan h 0 count x count 0 => (error) ERR value is not an integer or out of range
-			hscan h 0 match * count 1 match z => ["1" []]
+			hscan h 0 match * count 1 match z => ["`+strconv.FormatUint(kit.CursorAfter([]byte("f")), 10)+`" []]
 			hscan h 0 match z count 5 => ["0" ["z" "2"]]
 			hscan h 0 COUNT 5 MATCH * => ["0" ["f" "1" "z" "2"]]
 			hscan h 0 novalues => ["0" ["f" "z"]]
@@ -83,12 +85,15 @@ func TestHScanPages(t *testing.T) {
 				t.Errorf("field %s has value %s", f, v)
 			}
 		}
+		// The cursor is the position after the page's last field.
+		after := func(k string) string { return strconv.FormatUint(kit.CursorAfter([]byte(k)), 10) }
+		c1, c2 := after("f009"), after("f019")
 		cmdtest.Script(t, h, `
-			hscan h 0 => ["10" ["f000" "v000" "f001" "v001" "f002" "v002" "f003" "v003" "f004" "v004" "f005" "v005" "f006" "v006" "f007" "v007" "f008" "v008" "f009" "v009"]]
-			hscan h 10 match f01[0-2] => ["20" ["f010" "v010" "f011" "v011" "f012" "v012"]]
-			hscan h 20 match *3 novalues => ["0" ["f023"]]
-			hscan h 24 => ["0" ["f024" "v024"]]
-			hscan h 25 => ["0" []]
+			hscan h 0 => ["`+c1+`" ["f000" "v000" "f001" "v001" "f002" "v002" "f003" "v003" "f004" "v004" "f005" "v005" "f006" "v006" "f007" "v007" "f008" "v008" "f009" "v009"]]
+			hscan h `+c1+` match f01[0-2] => ["`+c2+`" ["f010" "v010" "f011" "v011" "f012" "v012"]]
+			hscan h `+c2+` match *3 novalues => ["0" ["f023"]]
+			hscan h `+after("f023")+` => ["0" ["f024" "v024"]]
+			hscan h `+after("f024")+` => ["0" []]
 		`)
 	})
 }

@@ -397,60 +397,6 @@ func add(h []byte, ele []byte) ([]byte, int) {
 	return h, -1
 }
 
-// merge is hllMerge: max[i] = max(max[i], register i of h); false for a
-// corrupt sparse form.
-func merge(max *[hllRegisters]uint8, h []byte) bool {
-	if h[4] == encDense {
-		// Four registers from each three bytes, straight into max: in
-		// WebAssembly a pass through a temporary array costs as much.
-		regs := h[hdrSize : hdrSize+hllRegisters*hllBits/8]
-		for i, j := 0, 0; j < hllRegisters; i, j = i+3, j+4 {
-			b0, b1, b2 := regs[i], regs[i+1], regs[i+2]
-			m := max[j : j+4 : j+4]
-			if v := b0 & 63; v > m[0] {
-				m[0] = v
-			}
-			if v := (b0>>6 | b1<<2) & 63; v > m[1] {
-				m[1] = v
-			}
-			if v := (b1>>4 | b2<<4) & 63; v > m[2] {
-				m[2] = v
-			}
-			if v := b2 >> 2 & 63; v > m[3] {
-				m[3] = v
-			}
-		}
-		return true
-	}
-	i := 0
-	for p := hdrSize; p < len(h); {
-		switch op := h[p]; {
-		case isZero(op):
-			i += zeroLen(op)
-			p++
-		case isXZero(op):
-			if p+1 >= len(h) {
-				return false
-			}
-			i += xzeroLen(op, h[p+1])
-			p += 2
-		default:
-			n, v := valLen(op), uint8(valValue(op))
-			if n+i > hllRegisters {
-				return false
-			}
-			for ; n > 0; n-- {
-				if v > max[i] {
-					max[i] = v
-				}
-				i++
-			}
-			p++
-		}
-	}
-	return i == hllRegisters
-}
-
 // histogram counts the registers of h by value; false for a sparse form
 // that does not cover exactly the registers.
 func histogram(h []byte, hist *[64]int) bool {

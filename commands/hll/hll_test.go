@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -61,5 +62,73 @@ func TestSparseDenseAgree(t *testing.T) {
 	}
 	if string(s[hdrSize:]) != string(d[hdrSize:]) {
 		t.Fatal("registers differ")
+	}
+}
+
+// The word-wise union holds the maximum of each register as read from the
+// dense form, for dense and sparse HLLs of every fill, and counts the same.
+func TestUnionMatchesRegisters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var hs [][]byte
+	for _, n := range []int{0, 1, 50, 3000, 40000} {
+		h := newSparse()
+		for range n {
+			h, _ = add(h, []byte(strconv.FormatUint(rng.Uint64(), 36)))
+		}
+		hs = append(hs, h)
+		if h[4] == encSparse {
+			d, ok := toDense(append([]byte(nil), h...))
+			if !ok {
+				t.Fatal("toDense")
+			}
+			hs = append(hs, d)
+		}
+	}
+	for i := range hs {
+		for j := range hs {
+			// The reference: each register read from the dense form.
+			var want [hllRegisters]uint8
+			u := union{1, 2, 3} // garbage: the first merge clears or overwrites it
+			for k, h := range [][]byte{hs[i], hs[j]} {
+				if !u.merge(h, k == 0) {
+					t.Fatal("merge failed")
+				}
+				d := h
+				if h[4] == encSparse {
+					d, _ = toDense(append([]byte(nil), h...))
+				}
+				for r := range want {
+					want[r] = max(want[r], denseGet(d[hdrSize:], r))
+				}
+			}
+			for r := range want {
+				if u.register(r) != want[r] {
+					t.Fatalf("%d+%d: register %d is %d, want %d", i, j, r, u.register(r), want[r])
+				}
+			}
+			var h1, h2 [64]int
+			for _, v := range want {
+				h1[v]++
+			}
+			u.histogram(&h2)
+			if h1 != h2 {
+				t.Fatalf("%d+%d: histograms differ", i, j)
+			}
+		}
+	}
+	// Every lane value against every other.
+	for a := range uint64(64) {
+		for b := range uint64(64) {
+			w := maxLanes(a*0x0101010101010101, b<<8|b<<48)
+			for l := range 8 {
+				want := a
+				if (l == 1 || l == 6) && b > a {
+					want = b
+				}
+				if got := w >> (8 * l) & 0xff; got != want {
+					t.Fatalf("maxLanes(%d, %d) lane %d = %d", a, b, l, got)
+				}
+			}
+		}
 	}
 }

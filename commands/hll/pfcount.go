@@ -60,21 +60,31 @@ func pfcountOne(c *sdk.Ctx) {
 	c.Exec(func(c *sdk.Ctx) { c.Reply().Int(c.N[0]) })
 }
 
+// unionScratch holds the registers of a PFCOUNT or PFMERGE union: 16 KB
+// that a step fills and uses without giving up control, so one is enough.
+var unionScratch union
+
 func pfcountUnion(c *sdk.Ctx) {
-	var max [hllRegisters]uint8
+	u := &unionScratch
+	first := true
 	for i := range c.Results() {
 		l, ok := load(c, c.Result(i))
 		if !ok {
 			return
 		}
-		if l.exists && !merge(&max, l.h) {
+		if !l.exists {
+			continue
+		}
+		if !u.merge(l.h, first) {
 			c.Error(errCorrupt)
 			return
 		}
+		first = false
+	}
+	if first {
+		*u = union{} // no key exists
 	}
 	var hist [64]int
-	for _, v := range max {
-		hist[v]++
-	}
+	u.histogram(&hist)
 	c.Reply().Int(int64(estimate(&hist)))
 }

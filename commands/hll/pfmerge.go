@@ -26,7 +26,8 @@ func runPFMerge(c *sdk.Ctx) {
 }
 
 func pfmergeApply(c *sdk.Ctx) {
-	var max [hllRegisters]uint8
+	u := &unionScratch
+	first := true
 	useDense := false
 	var dst loaded
 	for i := range c.Results() {
@@ -43,10 +44,14 @@ func pfmergeApply(c *sdk.Ctx) {
 		if l.h[4] == encDense {
 			useDense = true
 		}
-		if !merge(&max, l.h) {
+		if !u.merge(l.h, first) {
 			c.Error(errCorrupt)
 			return
 		}
+		first = false
+	}
+	if first {
+		*u = union{} // no key exists
 	}
 	h := dst.h
 	if dst.exists {
@@ -61,7 +66,8 @@ func pfmergeApply(c *sdk.Ctx) {
 			return
 		}
 	}
-	for j, v := range max {
+	for j := range hllRegisters {
+		v := u.register(j)
 		if v == 0 {
 			continue
 		}

@@ -1,10 +1,12 @@
 // Command keys is respike's module of generic keyspace commands: DEL,
 // EXISTS, TYPE, TTLs and expiry, SCAN, KEYS, RANDOMKEY, RENAME, COPY,
-// MOVE, OBJECT and SORT. They work on records of every type: they read
-// only the type tag bin "t" or the record's header (generation, TTL),
-// except RENAME, COPY and MOVE, which copy every bin, OBJECT, which reads
-// a value to derive its Redis encoding, and SORT, which reads lists, sets
-// and sorted sets whole. MOVE and COPY ... DB address a second database
+// MOVE, OBJECT, SORT, DUMP and RESTORE. They work on records of every
+// type: they read only the type tag bin "t" or the record's header
+// (generation, TTL), except RENAME, COPY and MOVE, which copy every bin,
+// OBJECT, which reads a value to derive its Redis encoding, SORT, which
+// reads lists, sets and sorted sets whole, and DUMP and RESTORE, which
+// read and write whole values in Redis's serialization
+// (commands/internal/rdb). MOVE and COPY ... DB address a second database
 // (sdk.Ctx.ExecDB).
 //
 // Expiries are exact to the millisecond at any horizon: the store keeps

@@ -143,23 +143,19 @@ func moveDeleted(c *sdk.Ctx, op *moveOp) {
 	// that did it came first. Take the copy back, unless someone wrote
 	// it since, and start over.
 	c.Record(c.Arg(1)).Generation(op.dstGen).Delete()
-	c.ExecDB(op.db, func(c *sdk.Ctx) {
-		switch r := c.Result(0); r.Code {
-		case codec.OK, codec.GenerationError, codec.NotFound:
-			moveRetry(c, op)
-		default:
-			kit.StoreError(c, r)
-		}
-	})
+	c.ExecDB(op.db, func(c *sdk.Ctx) { kit.RetryAfterUndo(c, op.restart) })
 }
 
 // moveRetry starts the command over after it lost a race, within
 // kit.RetryFor.
 func moveRetry(c *sdk.Ctx, op *moveOp) {
-	if !kit.Again(c) {
-		c.Error(kit.Contention)
-		return
+	if kit.Retry(c) {
+		op.restart(c)
 	}
+}
+
+// restart forgets what the lost attempt read and runs the command again.
+func (op *moveOp) restart(c *sdk.Ctx) {
 	*op = moveOp{db: op.db}
 	moveStart(c, op)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/respike/respike/commands/internal/kit"
+	"github.com/respike/respike/commands/internal/rdb"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -17,12 +18,12 @@ func init() {
 
 // Redis 7.0's default thresholds of the compact encodings.
 const (
-	hashMaxEntries = 512 // hash-max-listpack-entries
-	hashMaxValue   = 64  // hash-max-listpack-value
-	setMaxIntset   = 512 // set-max-intset-entries
-	zsetMaxEntries = 128 // zset-max-listpack-entries
-	zsetMaxValue   = 64  // zset-max-listpack-value
-	embstrMax      = 44  // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+	hashMaxEntries = rdb.HashMaxListpackEntries
+	hashMaxValue   = rdb.HashMaxListpackValue
+	setMaxIntset   = rdb.SetMaxIntsetEntries
+	zsetMaxEntries = rdb.ZSetMaxListpackEntries
+	zsetMaxValue   = rdb.ZSetMaxListpackValue
+	embstrMax      = 44 // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
 	sharedInts     = 10000
 	sharedRefcount = 2147483647 // OBJ_SHARED_REFCOUNT
 )

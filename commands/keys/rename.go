@@ -164,23 +164,19 @@ func renameDeleted(c *sdk.Ctx, op *renameOp) {
 	} else {
 		call.Delete()
 	}
-	c.Exec(func(c *sdk.Ctx) {
-		switch r := c.Result(0); r.Code {
-		case codec.OK, codec.GenerationError, codec.NotFound:
-			renameRetry(c, op)
-		default:
-			kit.StoreError(c, r)
-		}
-	})
+	c.Exec(func(c *sdk.Ctx) { kit.RetryAfterUndo(c, op.restart) })
 }
 
 // renameRetry starts the command over after it lost a race, within
 // kit.RetryFor.
 func renameRetry(c *sdk.Ctx, op *renameOp) {
-	if !kit.Again(c) {
-		c.Error(kit.Contention)
-		return
+	if kit.Retry(c) {
+		op.restart(c)
 	}
+}
+
+// restart forgets what the lost attempt read and runs the command again.
+func (op *renameOp) restart(c *sdk.Ctx) {
 	*op = renameOp{nx: op.nx}
 	renameStart(c, op)
 }

@@ -51,14 +51,8 @@ func runSMIsMember(c *sdk.Ctx) {
 }
 
 func smismemberDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	var found []codec.Value
-	switch r.Code {
-	case codec.OK:
-		found = r.Value(0).List
-	case codec.NotFound:
-	default:
-		kit.GuardFailed(c, r)
+	found, ok := kit.ReadItems(c, c.Result(0))
+	if !ok {
 		return
 	}
 	sortValues(found)
@@ -79,14 +73,8 @@ func runSMembers(c *sdk.Ctx) {
 }
 
 func smembersDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	var ms []codec.Value
-	switch r.Code {
-	case codec.OK:
-		ms = r.Value(0).List
-	case codec.NotFound:
-	default:
-		kit.GuardFailed(c, r)
+	ms, ok := kit.ReadItems(c, c.Result(0))
+	if !ok {
 		return
 	}
 	w := c.Reply()

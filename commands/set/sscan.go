@@ -6,7 +6,7 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// SSCAN pages through the key-ordered map by index (kit.MapScan says what
+// SSCAN pages through the key-ordered map by key position (kit.MapScan says what
 // that means under concurrent writes), answering members.
 var sscan = kit.NewMapScan(codec.TypeSet, nil, false)
 

@@ -92,14 +92,8 @@ func runZMScore(c *sdk.Ctx) {
 // zmscoreDone answers each member's score in argument order; the store
 // answers the found ones in map order.
 func zmscoreDone(c *sdk.Ctx) {
-	r := c.Result(0)
-	var kv []codec.Value
-	switch r.Code {
-	case codec.OK:
-		kv = r.Value(0).List
-	case codec.NotFound:
-	default:
-		failed(c, r)
+	kv, ok := kit.ReadItems(c, c.Result(0))
+	if !ok {
 		return
 	}
 	w := c.Reply()

@@ -9,7 +9,7 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// ZSCAN pages through the map in key (member) order by index, as HSCAN and
+// ZSCAN pages through the map in key (member) order by position, as HSCAN and
 // SSCAN do (kit.MapScan says what that means under concurrent writes),
 // answering members and their scores. ZRANDMEMBER samples uniformly as
 // HRANDFIELD does (kit.Sample); WITHSCORES answers each member's score.

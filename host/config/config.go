@@ -134,6 +134,17 @@ type Commands struct {
 	// RecycleMemoryMiB replaces an instance whose memory grew past it once
 	// its call ends (wasm memory never shrinks); 0 never does.
 	RecycleMemoryMiB int `toml:"recycle_memory_mib"`
+	// DeployPollInterval is how often the proxy reads the generation of
+	// the store's record of deployed modules (MODULE DEPLOY, host/fleet)
+	// and swaps in what changed; 0 turns watching off.
+	DeployPollInterval Duration `toml:"deploy_poll_interval"`
+	// DeployChunkBytes is the size of the records a deployed module is cut
+	// into; on Aerospike it is capped at [aerospike] max_record_bytes less
+	// 1 KiB for the record's own overhead (ChunkBytes).
+	DeployChunkBytes Size `toml:"deploy_chunk_bytes"`
+	// DeployProxyName names this proxy in MODULE FLEET; "" = host name and
+	// listen address.
+	DeployProxyName string `toml:"deploy_proxy_name"`
 }
 
 // ACL configures users beside the default one, as Redis's ACL SETUSER
@@ -175,6 +186,17 @@ type TLS struct {
 	// space separated; "" = Go's secure defaults. TLS 1.3's suites are
 	// always Go's, which are all secure.
 	Ciphers string `toml:"ciphers"`
+}
+
+// ChunkBytes is the chunk size deployed modules are written in: the
+// configured one, capped so that a chunk record fits the Aerospike
+// namespace's record size limit.
+func (c *Config) ChunkBytes() int {
+	n := int(c.Commands.DeployChunkBytes)
+	if c.Store.Backend == "aerospike" && c.Aerospike.MaxRecordBytes > 2<<10 {
+		n = min(n, int(c.Aerospike.MaxRecordBytes)-1<<10)
+	}
+	return n
 }
 
 // Metrics configures the HTTP listener of /metrics (Prometheus), /healthz
@@ -222,11 +244,13 @@ func Defaults() Config {
 			BatchCalls:          2,
 		},
 		Commands: Commands{
-			Dir:              "commands",
-			Deadline:         Duration(time.Second),
-			MemoryLimitMiB:   64,
-			IdleTimeout:      Duration(30 * time.Second),
-			RecycleMemoryMiB: 32,
+			Dir:                "commands",
+			Deadline:           Duration(time.Second),
+			MemoryLimitMiB:     64,
+			IdleTimeout:        Duration(30 * time.Second),
+			RecycleMemoryMiB:   32,
+			DeployPollInterval: Duration(time.Second),
+			DeployChunkBytes:   512 << 10,
 		},
 		Log: Log{Level: "info", Format: "text"},
 		TLS: TLS{AuthClients: "yes", Protocols: "TLSv1.2 TLSv1.3"},
@@ -430,6 +454,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Commands.RecycleMemoryMiB < 0 || c.Commands.RecycleMemoryMiB > 4096 {
 		bad("commands.recycle_memory_mib", "must be 0 (never) or up to 4096, got %d", c.Commands.RecycleMemoryMiB)
+	}
+	if c.Commands.DeployPollInterval < 0 {
+		bad("commands.deploy_poll_interval", "must be 0 (off) or positive")
+	}
+	if c.Commands.DeployChunkBytes < 1<<10 || c.Commands.DeployChunkBytes > 8<<20 {
+		bad("commands.deploy_chunk_bytes", "must be between 1KiB and 8MiB, got %d", c.Commands.DeployChunkBytes)
 	}
 
 	switch strings.ToLower(c.Log.Level) {

@@ -88,7 +88,8 @@ rules = "off"
 	want.Aerospike.MaxRecordBytes = 131072
 	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
-		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32, IdleTimeout: Duration(2 * time.Minute)}
+		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32, IdleTimeout: Duration(2 * time.Minute),
+		DeployPollInterval: Duration(time.Second), DeployChunkBytes: 512 << 10}
 	want.Log.Level = "debug"
 	want.Metrics.Listen = "127.0.0.1:9121"
 	if !reflect.DeepEqual(cfg, want) {

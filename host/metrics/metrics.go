@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/respike/respike/host/fleet"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/server"
 	"github.com/respike/respike/host/store"
@@ -33,6 +34,8 @@ type Sources struct {
 	// Requests are the store's per-request figures (InstrumentStore); nil
 	// when the store is not instrumented.
 	Requests *StoreRequests
+	// Fleet deploys modules to every proxy on the store; may be nil.
+	Fleet *fleet.Fleet
 }
 
 // DurationBuckets are the bounds of the command and store latency
@@ -127,6 +130,11 @@ var (
 	dModCmdSwaps  = desc("module_version_swaps", "Swaps of a module's file, this version included.", "module")
 	dStoreCounter = desc("store_calls_total", "The store's own counters (Aerospike: single_calls, batch_calls, batch_records).", "counter")
 	dStoreUp      = desc("store_up", "1 when the store is reachable.")
+	dFleetPolls   = desc("fleet_polls_total", "Reads of the deployed modules' index generation (MODULE DEPLOY).")
+	dFleetPollErr = desc("fleet_poll_errors_total", "Reads of the deployed modules' index that failed.")
+	dFleetDeploys = desc("fleet_deploys_total", "MODULE DEPLOY and UNDEPLOY run on this proxy.", "op")
+	dFleetResults = desc("fleet_module_updates_total", "Deployed module versions this proxy dealt with, by outcome (loaded, refused, fetch_failed).", "result")
+	dFleetState   = desc("fleet_module_state", "1 per deployed module: the state of its deployed version on this proxy (serving, refused, fetch_failed).", "module", "sha256", "state")
 	dASClient     = desc("aerospike_client", "The Aerospike client's own figures (connections, tends, node counts), by its names.", "stat")
 )
 
@@ -189,6 +197,19 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(ch, dModMemory, float64(m.MemoryBytes), m.Name)
 			counter(ch, dModReleases, float64(m.IdleReleases), m.Name, "idle")
 			counter(ch, dModReleases, float64(m.MemoryRecycles), m.Name, "memory")
+		}
+	}
+	if f := c.src.Fleet; f != nil {
+		fc := f.Counters()
+		counter(ch, dFleetPolls, float64(fc.Polls))
+		counter(ch, dFleetPollErr, float64(fc.PollErrors))
+		counter(ch, dFleetDeploys, float64(fc.Deploys), "deploy")
+		counter(ch, dFleetDeploys, float64(fc.Undeploys), "undeploy")
+		counter(ch, dFleetResults, float64(fc.Swaps), "loaded")
+		counter(ch, dFleetResults, float64(fc.Refusals), "refused")
+		counter(ch, dFleetResults, float64(fc.FetchFails), "fetch_failed")
+		for _, st := range f.Local() {
+			gauge(ch, dFleetState, 1, st.Module, st.SHA256, st.State)
 		}
 	}
 	if st, ok := c.src.Store.(store.Statser); ok {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -33,7 +34,9 @@ type client struct {
 	ctx  context.Context // the server's, with this client's peerGone (module.WithGone)
 	id   uint64
 	conn net.Conn
-	rd   reader
+	// out writes replies: conn, or its raw socket (rawio_linux.go).
+	out io.Writer
+	rd  reader
 	// hadIdle: a read deadline was set for CONFIG's timeout, to clear
 	// when CONFIG SET timeout 0 turns it off.
 	hadIdle bool
@@ -145,6 +148,10 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 		c.local = a.IP.IsLoopback()
 	}
 	c.rd = reader{r: nc, c: c}
+	c.out = nc
+	if rs := newRawSocket(nc); rs != nil {
+		c.rd.r, c.out = rs, rs
+	}
 	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
 	c.info = clientInfo{proto: 2, multi: -1, user: "default"}
@@ -228,7 +235,7 @@ func (c *client) flush() bool {
 	if c.monitor != nil {
 		c.wmu.Lock()
 	}
-	n, err := c.conn.Write(c.w.Buf)
+	n, err := c.out.Write(c.w.Buf)
 	if c.monitor != nil {
 		c.wmu.Unlock()
 	}

@@ -213,7 +213,7 @@ func (s *fakeStore) Exec(_ context.Context, db int, req *codec.Request, r *codec
 		}
 	case codec.ReqRecords:
 		for _, c := range req.Calls {
-			if len(c.Ops) != 1 || c.Ops[0].Code != codec.OpGetHeader {
+			if len(c.Ops) != 1 || c.Ops[0].Code != codec.OpGet || c.Ops[0].Bin != codec.BinExpire {
 				r.Code, r.Msg, r.Results = codec.InvalidOperation, "unexpected request", nil
 				return
 			}

@@ -140,6 +140,12 @@ func cmdModuleHelp(c *client, _ [][]byte) {
 		"    Load a command module (.wasm) from <path>, replacing a loaded one of the same name.",
 		"UNLOAD <name>",
 		"    Unload a module and its commands.",
+		"DEPLOY <path>",
+		"    Load a module here, then deploy it to every proxy on the same store.",
+		"UNDEPLOY <name>",
+		"    Remove a deployed module from every proxy on the same store.",
+		"FLEET",
+		"    Show which version of each deployed module every proxy serves.",
 		"HELP",
 		"    Prints this help.")
 }

@@ -43,32 +43,37 @@ const watchTimeout = adminTimeout
 // exists, and with NotFound, as before, when it does not.
 const neverGeneration = 1 << 16
 
-// header is a record's generation (0: absent) and expiry (Unix seconds,
-// -1 for never), as WATCH and EXEC read them; a watched key's header is
-// the one the transaction expects it to have.
+// header is a record's generation (0: absent) and expiry, as WATCH and
+// EXEC read them; a watched key's header is the one the transaction
+// expects it to have. exact tells how void was known: the exact expiry the
+// store keeps (codec.BinExpire, Unix milliseconds) or, for a record written
+// with whole seconds, the time left in seconds added to the clock (Unix
+// milliseconds, a whole number of seconds from the reading); -1 for never.
 type header struct {
-	gen  uint32
-	void int64
+	gen   uint32
+	void  int64
+	exact bool
 }
 
 // sameRecord reports whether two headers of a key can be the same version
 // of its record. Equal generations are not enough: a key deleted and
 // created again starts again at generation 1, so a key read at generation
 // 1 may be another record at generation 1. Its expiry then tells them
-// apart when it differs: one never expires and the other does, or they
-// expire more than a second apart (the stores report the time left in
-// whole seconds, so the same expiry read at two moments may differ by one).
+// apart when it differs: one never expires and the other does, or their
+// exact expiries differ, or (for expiries in whole seconds, which the
+// store reports as the time left, so the same expiry read at two moments
+// may differ by one) they lie more than a second apart.
 func sameRecord(a, b header) bool {
 	if a.gen != b.gen {
 		return false
 	}
-	if a.gen == 0 || a.void == b.void {
+	if a.gen == 0 || a.void == b.void && a.exact == b.exact {
 		return true
 	}
-	if a.void < 0 || b.void < 0 {
+	if a.void < 0 || b.void < 0 || a.exact || b.exact {
 		return false
 	}
-	return a.void-b.void <= 1 && b.void-a.void <= 1
+	return a.void-b.void <= 1000 && b.void-a.void <= 1000
 }
 
 // watches maps database → key → the header WATCH read.
@@ -247,10 +252,10 @@ func (c *client) generations(db int, keys [][]byte) ([]header, error) {
 	req := &codec.Request{Kind: codec.ReqRecords, Calls: make([]codec.Call, len(keys))}
 	for i, k := range keys {
 		req.Calls[i].Key = k
-		req.Calls[i].Ops = []codec.Op{{Code: codec.OpGetHeader}}
+		req.Calls[i].Ops = []codec.Op{{Code: codec.OpGet, Bin: codec.BinExpire}}
 	}
 	var resp codec.Response
-	now := time.Now().Unix()
+	now := time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(c.ctx, watchTimeout)
 	defer cancel()
 	c.s.st.Exec(ctx, db, req, &resp)
@@ -264,8 +269,11 @@ func (c *client) generations(db int, keys [][]byte) ([]header, error) {
 		switch r := &resp.Results[i]; r.Code {
 		case codec.OK:
 			gens[i] = header{gen: r.Generation, void: -1}
-			if r.TTL >= 0 {
-				gens[i].void = now + r.TTL
+			switch {
+			case len(r.Values) == 1 && r.Values[0].Kind == codec.KindInt:
+				gens[i].void, gens[i].exact = r.Values[0].Int, true
+			case r.TTL >= 0:
+				gens[i].void = now + r.TTL*1000
 			}
 		case codec.NotFound:
 		default:

@@ -291,15 +291,19 @@ func TestSameRecord(t *testing.T) {
 		a, b header
 		want bool
 	}{
-		{header{0, 0}, header{0, 0}, true},
-		{header{1, -1}, header{1, -1}, true},
-		{header{1, -1}, header{2, -1}, false},
-		{header{1, 100}, header{1, 101}, true}, // read a second apart
-		{header{1, 101}, header{1, 100}, true},
-		{header{1, 100}, header{1, 102}, false}, // created again, with a later expiry
-		{header{1, -1}, header{1, 100}, false},  // created again, expiring
-		{header{1, 100}, header{1, -1}, false},
-		{header{0, 0}, header{1, -1}, false},
+		{header{0, 0, false}, header{0, 0, false}, true},
+		{header{1, -1, false}, header{1, -1, false}, true},
+		{header{1, -1, false}, header{2, -1, false}, false},
+		{header{1, 100000, false}, header{1, 101000, false}, true}, // whole seconds, read a second apart
+		{header{1, 101000, false}, header{1, 100000, false}, true},
+		{header{1, 100000, false}, header{1, 102000, false}, false}, // created again, with a later expiry
+		{header{1, -1, false}, header{1, 100000, false}, false},     // created again, expiring
+		{header{1, 100000, false}, header{1, -1, false}, false},
+		{header{0, 0, false}, header{1, -1, false}, false},
+		{header{1, 100123, true}, header{1, 100123, true}, true},   // the same exact expiry
+		{header{1, 100123, true}, header{1, 100124, true}, false},  // created again a millisecond later
+		{header{1, 100000, true}, header{1, 100000, false}, false}, // one exact, one in seconds
+		{header{1, 100123, true}, header{1, -1, false}, false},
 	} {
 		if got := sameRecord(tc.a, tc.b); got != tc.want {
 			t.Errorf("sameRecord(%+v, %+v) = %v", tc.a, tc.b, got)

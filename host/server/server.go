@@ -26,6 +26,7 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/block"
 	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/fleet"
 	"github.com/respike/respike/host/module"
 	"github.com/respike/respike/host/store"
 )
@@ -67,7 +68,10 @@ type Server struct {
 	// blocked counts them, for INFO.
 	reg     *block.Registry
 	blocked atomic.Int64
-	log     *slog.Logger
+	// fleet deploys modules to every proxy on the store (fleetcmd.go);
+	// nil when the daemon runs none.
+	fleet atomic.Pointer[fleet.Fleet]
+	log   *slog.Logger
 	// The live CONFIG parameters (configcmd.go): CONFIG SET changes them
 	// while clients read them.
 	password   atomic.Pointer[string]

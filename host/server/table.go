@@ -255,6 +255,12 @@ func builtinCommands() []*builtin {
 					since: "4.0.0", summary: "Load a module", run: cmdModuleLoad},
 				{name: "module|unload", arity: 3, flags: []string{"admin", "noscript", "no_async_loading"}, acl: admin,
 					since: "4.0.0", summary: "Unload a module", run: cmdModuleUnload},
+				{name: "module|deploy", arity: 3, flags: []string{"admin", "noscript", "no_async_loading"}, acl: admin,
+					summary: "Load a module here and deploy it to every proxy on the store", run: cmdModuleDeploy},
+				{name: "module|undeploy", arity: 3, flags: []string{"admin", "noscript", "no_async_loading"}, acl: admin,
+					summary: "Remove a deployed module from every proxy on the store", run: cmdModuleUndeploy},
+				{name: "module|fleet", arity: 2, flags: []string{"admin", "noscript"}, acl: admin,
+					summary: "Show what every proxy on the store serves of the deployed modules", run: cmdModuleFleet},
 			}}),
 
 		// ACL: aclcmd.go.

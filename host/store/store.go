@@ -25,6 +25,16 @@ type Store interface {
 	Close() error
 }
 
+// SystemDB is the database index of the store's system area: records that
+// respike keeps for itself (the modules deployed to a fleet of proxies,
+// host/fleet) beside the numbered databases and out of their reach. No
+// client command can address it (database indexes are never negative), and
+// no database's scan, count or truncate, FLUSHALL included, sees its
+// records. On Aerospike it is the set "<set>_sys" (docs/data-model.md).
+// It is far from -1 so that an index computed wrongly stays an error
+// rather than reaching it.
+const SystemDB = -1 << 20
+
 // Stat is one counter a store reports in INFO stats, as store_<Name>.
 type Stat struct {
 	Name  string

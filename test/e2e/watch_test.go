@@ -142,6 +142,9 @@ func TestWatchChanges(t *testing.T) {
 	t.Cleanup(b.Close)
 	otherAddr := serve(t, testConfig(), b).Addr
 	c, other := client(t, addr), client(t, otherAddr)
+	// An exact expiry in the middle of a second, an hour ahead: a record
+	// created again one millisecond later is another record.
+	pxat := time.Now().Add(time.Hour).Truncate(time.Second).UnixMilli() + 400
 	for _, tc := range []struct {
 		name   string
 		before func(k string) error // sets the key up before WATCH
@@ -191,6 +194,16 @@ func TestWatchChanges(t *testing.T) {
 					return err
 				}
 				return other.Set(ctx, k, "theirs", time.Hour).Err()
+			},
+			queue: func(p redis.Pipeliner, k string) { p.Set(ctx, k, "mine", 0) },
+			want:  "theirs"},
+		{name: "deleted and created again at the same generation, a millisecond later",
+			before: func(k string) error { return c.Do(ctx, "SET", k, "a", "PXAT", pxat).Err() },
+			change: func(k string) error {
+				if err := other.Del(ctx, k).Err(); err != nil {
+					return err
+				}
+				return other.Do(ctx, "SET", k, "theirs", "PXAT", pxat+1).Err()
 			},
 			queue: func(p redis.Pipeliner, k string) { p.Set(ctx, k, "mine", 0) },
 			want:  "theirs"},

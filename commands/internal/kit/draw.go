@@ -59,6 +59,21 @@ func GuardFailed(c *sdk.Ctx, r *codec.Result) {
 	}
 }
 
+// ReadItems is the list the first op of a guarded read answered (a whole
+// map's items, or those found): nil when the key is absent. ok is false
+// when the read failed, after answering its error (WRONGTYPE for the
+// type guard).
+func ReadItems(c *sdk.Ctx, r *codec.Result) (items []codec.Value, ok bool) {
+	switch r.Code {
+	case codec.OK:
+		return r.Value(0).List, true
+	case codec.NotFound:
+		return nil, true
+	}
+	GuardFailed(c, r)
+	return nil, false
+}
+
 // IntOf reads a count or size a map op returned; a missing map answers
 // nothing, which counts as 0.
 func IntOf(v codec.Value) int64 {

@@ -24,6 +24,23 @@ func Again(c *sdk.Ctx) bool {
 	return time.Now().UnixNano()-c.Now() < int64(RetryFor)
 }
 
+// RetryAfterUndo is the step after a command that lost a race wrote back
+// what its first step had changed (its undo, conditional on the generation
+// that step left): whether the undo applied, or found the record written
+// or removed since (that writer's version then stands), the command starts
+// over through start, within RetryFor (Retry); a store failure is
+// answered.
+func RetryAfterUndo(c *sdk.Ctx, start func(*sdk.Ctx)) {
+	switch r := c.Result(0); r.Code {
+	case codec.OK, codec.GenerationError, codec.NotFound:
+		if Retry(c) {
+			start(c)
+		}
+	default:
+		StoreError(c, r)
+	}
+}
+
 // Clone returns a deep copy of v: results alias the response buffer, which
 // the next request reuses, so a value a later step needs (the previous
 // value of a key a multi-step command overwrote, to put it back) is

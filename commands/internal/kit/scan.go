@@ -6,8 +6,8 @@ import (
 	sdk "github.com/respike/respike/guest-sdk"
 )
 
-// MaxScanIndex caps the index and count an HSCAN/SSCAN-style command sends
-// to the store: no map is that large, and it keeps the numbers far from any
+// MaxScanIndex caps the count an HSCAN/SSCAN-style command sends to the
+// store: no map is that large, and it keeps the numbers far from any
 // overflow in the backend.
 const MaxScanIndex = 1 << 40
 
@@ -119,13 +119,57 @@ func ParseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// NextCursor is the cursor after a page of count items from cursor in a map
-// of size items: 0 once the page reaches the end.
-func NextCursor(cursor, count uint64, size int64) uint64 {
-	if size <= 0 || cursor >= uint64(size) || count >= uint64(size)-cursor {
+// Cursors of HSCAN/SSCAN/ZSCAN name a position in key space, not an
+// index, so that removing an item before the cursor cannot shift an
+// unread one behind it. A map's keys (members, fields) are blobs ordered
+// bytewise, and a key's position is its first 8 bytes, zero-padded, read
+// as a big-endian integer: a non-decreasing function of the key, so the
+// keys at one position are a contiguous run of the map. Cursor c > 0
+// starts at the smallest key at position c (CursorStart); 0 starts at the
+// beginning and ends the scan. A page always ends after the whole run of
+// its last key's position, and the next cursor is that position plus one
+// (CursorAfter), so every page makes progress and no key present from
+// start to end is ever passed over.
+
+// keyPos is the position of key: its first 8 bytes, zero-padded, as a
+// big-endian integer.
+func keyPos(key []byte) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(key) {
+			p |= uint64(key[i])
+		}
+	}
+	return p
+}
+
+// SamePos reports whether keys a and b are at the same cursor position
+// (share their first 8 bytes, zero-padded).
+func SamePos(a, b []byte) bool { return keyPos(a) == keyPos(b) }
+
+// CursorAfter is the cursor that resumes after every key at key's
+// position: 0 when no key can follow (the position is the last).
+func CursorAfter(key []byte) uint64 {
+	p := keyPos(key)
+	if p == math.MaxUint64 {
 		return 0
 	}
-	return cursor + count
+	return p + 1
+}
+
+// CursorStart appends to dst the smallest key at cursor position c: the 8
+// big-endian bytes of c without trailing zero bytes (empty for 0). Every
+// key at position c or after is >= it, every key before is < it.
+func CursorStart(dst []byte, c uint64) []byte {
+	n := 8
+	for n > 0 && byte(c>>(64-8*n)) == 0 {
+		n--
+	}
+	for i := range n {
+		dst = append(dst, byte(c>>(56-8*i)))
+	}
+	return dst
 }
 
 // EmptyScan writes the reply of a scan over a missing key: cursor 0, no

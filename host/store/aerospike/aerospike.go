@@ -214,6 +214,10 @@ func (c *Config) fill() error {
 	return nil
 }
 
+// systemSetSuffix names the set of store.SystemDB after the base set:
+// "_sys" cannot be a database's "_<N>".
+const systemSetSuffix = "_sys"
+
 // setName is the set of database db.
 func setName(base string, db int) string {
 	if db == 0 {
@@ -223,6 +227,9 @@ func setName(base string, db int) string {
 }
 
 func (s *Store) set(db int) string {
+	if db == store.SystemDB {
+		return s.cfg.Set + systemSetSuffix
+	}
 	if db < len(s.sets) {
 		return s.sets[db]
 	}
@@ -457,7 +464,7 @@ func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *code
 		resp.Code, resp.Msg = codec.BackendUnavail, s.unavailable()
 		return
 	}
-	if db < 0 {
+	if db < 0 && db != store.SystemDB {
 		resp.Code, resp.Msg = codec.InvalidOperation, fmt.Sprintf("database %d out of range", db)
 		return
 	}
@@ -466,7 +473,7 @@ func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *code
 		resp.Code, resp.Msg = codec.Timeout, "request deadline passed before it reached Aerospike"
 		return
 	}
-	x := &execCtx{s: s, c: c, set: s.set(db), timeout: timeout}
+	x := &execCtx{s: s, c: c, set: s.set(db), timeout: timeout, deadline: time.Now().Add(timeout)}
 	switch req.Kind {
 	case codec.ReqRecords:
 		x.records(req, resp)
@@ -502,17 +509,30 @@ func (s *Store) budget(ctx context.Context) (time.Duration, bool) {
 }
 
 // execCtx is one Exec: the client, set and time budget its commands share.
+// The budget is a deadline, not a duration: a request that waited for a
+// gathered batch call (coalesce.go), or made a call before, has only what
+// is left of it, so a command answers within total_timeout whatever it
+// waited for.
 type execCtx struct {
-	s       *Store
-	c       *as.Client
-	set     string
-	timeout time.Duration
+	s        *Store
+	c        *as.Client
+	set      string
+	timeout  time.Duration // the whole budget
+	deadline time.Time     // when it ends
+}
+
+// left is what is left of the budget; at least a millisecond, so that a
+// call made at the deadline fails with a timeout rather than waiting with
+// none (a zero timeout means no limit to the client).
+func (x *execCtx) left() time.Duration {
+	return max(time.Until(x.deadline), time.Millisecond)
 }
 
 func (x *execCtx) base(write bool) as.BasePolicy {
 	p := *as.NewPolicy()
-	p.TotalTimeout = x.timeout
-	p.SocketTimeout = min(x.s.cfg.SocketTimeout, x.timeout)
+	left := x.left()
+	p.TotalTimeout = left
+	p.SocketTimeout = min(x.s.cfg.SocketTimeout, left)
 	p.SendKey = true
 	if write {
 		p.MaxRetries = 0

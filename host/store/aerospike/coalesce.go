@@ -266,12 +266,12 @@ func sameRecord(a, b *member) bool {
 }
 
 // batchPolicy is the policy of a batch call that carries entries of
-// several requests: the longest time budget among them, so that none is cut
+// several requests: the latest deadline among them, so that none is cut
 // short by another's.
 func batchPolicy(es []member) *as.BatchPolicy {
 	x := es[0].x
 	for i := range es {
-		if es[i].x.timeout > x.timeout {
+		if es[i].x.deadline.After(x.deadline) {
 			x = es[i].x
 		}
 	}

@@ -173,7 +173,7 @@ func (x *execCtx) operate(wp *as.WritePolicy, key *as.Key, ops ...*as.Operation)
 	if err == nil || resultCode(err) != types.KEY_BUSY {
 		return rec, err
 	}
-	deadline := time.Now().Add(x.timeout)
+	deadline := x.deadline
 	pause := 50 * time.Microsecond
 	for resultCode(err) == types.KEY_BUSY && time.Now().Add(pause).Before(deadline) {
 		time.Sleep(pause)

@@ -204,7 +204,7 @@ func (x *execCtx) setObjects(set string) (est int64, truncating bool, err error)
 }
 
 func (x *execCtx) infoPolicy() *as.InfoPolicy {
-	return &as.InfoPolicy{Timeout: x.timeout}
+	return &as.InfoPolicy{Timeout: x.left()}
 }
 
 // truncate deletes every record of the database, or of every database.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
 )
 
 // Options configures a Store. The zero value is a good default.
@@ -57,6 +58,7 @@ const (
 // in different shards never contend.
 type Store struct {
 	dbs       []db
+	sys       db // store.SystemDB: not a numbered database
 	now       func() time.Time
 	maxRecord int
 
@@ -174,11 +176,16 @@ func (s *Store) Exec(ctx context.Context, dbIndex int, req *codec.Request, resp 
 		}
 		return
 	}
-	if dbIndex < 0 || dbIndex >= len(s.dbs) {
+	var d *db
+	switch {
+	case dbIndex == store.SystemDB:
+		d = &s.sys
+	case dbIndex < 0 || dbIndex >= len(s.dbs):
 		resp.Code, resp.Msg = codec.InvalidOperation, "memory: database index out of range"
 		return
+	default:
+		d = &s.dbs[dbIndex]
 	}
-	d := &s.dbs[dbIndex]
 	now := &instant{now: s.now}
 	switch req.Kind {
 	case codec.ReqRecords:

@@ -100,6 +100,7 @@ var cases = []testCase{
 	{"MapReturnRank", testMapReturnRank},
 	{"MapReplyReturns", testMapReplyReturns},
 	{"MapKeyOrder", testMapKeyOrder},
+	{"MapBlobKeyBounds", testMapBlobKeyBounds},
 	{"MapClear", testMapClear},
 	{"MapEmptyStays", testMapEmptyStays},
 	{"DeleteIfEmpty", testDeleteIfEmpty},
@@ -899,6 +900,43 @@ func testMapKeyOrder(e *env) {
 	// A string key and a blob key with the same bytes are different keys.
 	r = e.ok(e.rec("k").MapGetByKeys(codec.BinValue, codec.ReturnValue, []codec.Value{b("s")}))
 	e.eq("blob key lookup of a string key", r.Values[0], list())
+}
+
+// testMapBlobKeyBounds: what HSCAN/SSCAN/ZSCAN cursors rely on (kit.MapScan):
+// the empty blob bounds the keys that are not blobs (a key range up to it
+// holds exactly them, a relative index from it starts at the first blob),
+// and blob anchors and bounds that are not keys of the map fall between
+// keys bytewise, a prefix first, in both map orders.
+func testMapBlobKeyBounds(e *env) {
+	for _, o := range mapOrders {
+		name := "k" + o.name
+		e.ok(e.rec(name).MapPut(codec.BinValue, o.flag, []codec.Value{
+			i64(7), f64(1),
+			codec.Str("s"), f64(2),
+			b(""), f64(3),
+			b("\x00"), f64(4),
+			b("ab"), f64(5),
+			b("ab\x00"), f64(6),
+			b("ab\x00\x00\x00\x00\x00\x00x"), f64(7),
+			b("ab\x00\x00\x00\x00\x00\x01"), f64(8),
+			codec.Bytes([]byte{0xff, 0xff}), f64(9),
+		}))
+		r := e.ok(e.rec(name).
+			MapGetByKeyRange(codec.BinValue, codec.ReturnKey, codec.Nil, b("")).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, b(""), 0, 2).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKeyValue, b("a"), 0, 2).
+			MapGetByKeyRange(codec.BinValue, codec.ReturnKey, b("ab"), b("ab\x00\x00\x00\x00\x00\x01")).
+			MapGetByKeyRange(codec.BinValue, codec.ReturnKey, b("ab\x00\x00\x00\x00\x00\x01"), codec.Nil).
+			MapGetByKeyRelIndex(codec.BinValue, codec.ReturnKey, codec.Bytes([]byte{0xff, 0xff, 0}), 0, 3).
+			MapGetByKeyRange(codec.BinValue, codec.ReturnKey, codec.Nil, codec.Bytes([]byte{0x00, 0, 0, 0, 0, 0, 0, 1})))
+		e.eq(o.name+": below every blob", r.Values[0], list(i64(7), codec.Str("s")))
+		e.eq(o.name+": from the first blob", r.Values[1], list(b(""), b("\x00")))
+		e.eq(o.name+": from an absent anchor", r.Values[2], codec.Map(b("ab"), f64(5), b("ab\x00"), f64(6)))
+		e.eq(o.name+": one position", r.Values[3], list(b("ab"), b("ab\x00"), b("ab\x00\x00\x00\x00\x00\x00x")))
+		e.eq(o.name+": the next position on", r.Values[4], list(b("ab\x00\x00\x00\x00\x00\x01"), codec.Bytes([]byte{0xff, 0xff})))
+		e.eq(o.name+": past the last key", r.Values[5], list())
+		e.eq(o.name+": from the start to a bound", r.Values[6], list(i64(7), codec.Str("s"), b(""), b("\x00")))
+	}
 }
 
 func testMapClear(e *env) {

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package server
+
+import (
+	"io"
+	"net"
+)
+
+// newRawSocket is nil off Linux: the connection's own Read and Write serve
+// (rawio_linux.go says why Linux differs).
+func newRawSocket(net.Conn) io.ReadWriter { return nil }

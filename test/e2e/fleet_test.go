@@ -1,0 +1,391 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/config"
+	"github.com/respike/respike/host/fleet"
+	"github.com/respike/respike/host/metrics"
+	"github.com/respike/respike/host/store"
+)
+
+// The fleet tests run two proxies on one store, each with a runtime of its
+// own and a fleet watcher polling the store, as two respike processes on
+// one Aerospike cluster (RESPIKE_TEST_AEROSPIKE runs them on one).
+
+// fleetPoll is the proxies' poll interval in these tests.
+const fleetPoll = 20 * time.Millisecond
+
+// fleetProxy is one proxy of the fleet: its backend, daemon and watcher.
+type fleetProxy struct {
+	name    string
+	backend *Backend
+	daemon  *Daemon
+	fleet   *fleet.Fleet
+	admin   *redis.Client
+}
+
+// newFleet starts two proxies on one fresh store, polling every fleetPoll.
+func newFleet(t *testing.T) []*fleetProxy {
+	t.Helper()
+	ctx := context.Background()
+	cache := warmCacheDir(t)
+	first, err := NewBackend(ctx, t.TempDir(), cache, env.logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(first.Close)
+	clearFleetRecords(t, first.Store)
+	t.Cleanup(func() { clearFleetRecords(t, first.Store) })
+	var out []*fleetProxy
+	for i, name := range []string{"proxy-a", "proxy-b"} {
+		b := first
+		if i > 0 {
+			if b, err = first.NewProxy(ctx, t.TempDir(), cache, env.logger, fleetPoll); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(b.Close)
+		}
+		f, err := fleet.New(b.Store, b.Runtime, fleet.Config{Proxy: name, Poll: fleetPoll, ChunkBytes: 256 << 10, Logger: env.logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); f.Run(runCtx) }()
+		t.Cleanup(func() { stop(); <-done })
+		cfg := testConfig()
+		cfg.Server.EnableModuleCommand = "yes"
+		d := serve(t, cfg, b)
+		d.Server.SetFleet(f)
+		out = append(out, &fleetProxy{name: name, backend: b, daemon: d, fleet: f,
+			admin: client(t, d.Addr, func(o *redis.Options) { o.PoolSize = 1 })})
+	}
+	return out
+}
+
+// clearFleetRecords deletes the deployed modules' records from st's
+// system area (on Aerospike they would outlive the test).
+func clearFleetRecords(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	f := &fleetReader{st: st}
+	entries := f.index(t)
+	calls := []codec.Call{{Key: []byte(fleet.IndexKey)}, {Key: []byte(fleet.StatusKey)}}
+	for _, e := range entries {
+		for i := range e.Chunks {
+			calls = append(calls, codec.Call{Key: []byte(fleet.ChunkKey(e.Name, e.SHA256, i))})
+		}
+	}
+	for i := range calls {
+		calls[i].Delete()
+	}
+	var resp codec.Response
+	st.Exec(ctx, store.SystemDB, &codec.Request{Kind: codec.ReqRecords, Calls: calls}, &resp)
+	if resp.Code != codec.OK {
+		t.Fatalf("deleting the fleet records: %d %s", resp.Code, resp.Msg)
+	}
+}
+
+// fleetReader reads the fleet's records as any proxy would.
+type fleetReader struct{ st store.Store }
+
+func (r *fleetReader) index(t *testing.T) []fleet.Entry {
+	t.Helper()
+	f, err := fleet.New(r.st, nil, fleet.Config{Proxy: "reader", Staging: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := f.Deployed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// fleetLoad runs clients on every proxy: pipelines of hsset, hsget and
+// hsver on keys of their own. Every reply must come from build A or B, and
+// a client that saw B never sees A again (a proxy never swaps back).
+type fleetLoad struct {
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	failures []string
+	replies  map[string]int
+}
+
+func startFleetLoad(t *testing.T, proxies []*fleetProxy, perProxy int) *fleetLoad {
+	l := &fleetLoad{replies: map[string]int{}}
+	for _, p := range proxies {
+		for i := range perProxy {
+			c := client(t, p.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
+			key := "fleet:" + p.name + ":" + strconv.Itoa(i)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				l.run(c, key)
+			}()
+		}
+	}
+	return l
+}
+
+func (l *fleetLoad) fail(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.failures) < 20 {
+		l.failures = append(l.failures, fmt.Sprintf(format, args...))
+	}
+}
+
+func (l *fleetLoad) run(c *redis.Client, key string) {
+	ctx := context.Background()
+	counts := map[string]int{}
+	defer func() {
+		l.mu.Lock()
+		for k, v := range counts {
+			l.replies[k] += v
+		}
+		l.mu.Unlock()
+	}()
+	sawB := false
+	for n := 0; !l.stop.Load(); n++ {
+		val := strconv.Itoa(n)
+		cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Do(ctx, "hsset", key, val)
+			p.Do(ctx, "hsget", key)
+			p.Do(ctx, "hsver")
+			return nil
+		})
+		if err != nil {
+			l.fail("%s: %v", key, err)
+			return
+		}
+		for i, cmd := range cmds {
+			got, err := cmd.(*redis.Cmd).Text()
+			tag, rest, _ := strings.Cut(got, ":")
+			want := []string{"OK", val, ""}[i]
+			if err != nil || (tag != "A" && tag != "B") || rest != want {
+				l.fail("%s: %v = %q, %v; want a tag and %q", key, cmd.Args(), got, err, want)
+				return
+			}
+			if tag == "A" && sawB {
+				l.fail("%s: %v answered A after B", key, cmd.Args())
+				return
+			}
+			sawB = sawB || tag == "B"
+			counts[tag]++
+		}
+	}
+}
+
+func (l *fleetLoad) end(t *testing.T) map[string]int {
+	t.Helper()
+	l.stop.Store(true)
+	l.wg.Wait()
+	if len(l.failures) > 0 {
+		t.Errorf("%d+ failed commands:\n%s", len(l.failures), strings.Join(l.failures, "\n"))
+	}
+	return l.replies
+}
+
+// eventually polls cond until it holds or limit passes: the proxies swap
+// at their own poll, there is no event to wait on.
+func eventually(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// hsver is what the proxy's hsver answers, or its error's text.
+func (p *fleetProxy) hsver(t *testing.T) string {
+	t.Helper()
+	v, err := p.admin.Do(context.Background(), "hsver").Text()
+	if err != nil {
+		return err.Error()
+	}
+	return v
+}
+
+// fleetStates is MODULE FLEET's answer: proxy → module → fields.
+func fleetStates(t *testing.T, c *redis.Client) map[string]map[string]map[string]any {
+	t.Helper()
+	v, err := c.Do(context.Background(), "MODULE", "FLEET").Slice()
+	if err != nil {
+		t.Fatalf("MODULE FLEET: %v", err)
+	}
+	out := map[string]map[string]map[string]any{}
+	for _, e := range v {
+		list, ok := e.([]any)
+		if !ok || len(list) != 16 {
+			t.Fatalf("MODULE FLEET entry %v: want 8 fields", e)
+		}
+		m := map[string]any{}
+		for i := 0; i < len(list); i += 2 {
+			m[list[i].(string)] = list[i+1]
+		}
+		proxy, mod := m["proxy"].(string), m["module"].(string)
+		if out[proxy] == nil {
+			out[proxy] = map[string]map[string]any{}
+		}
+		out[proxy][mod] = m
+	}
+	return out
+}
+
+// writeModule writes bin as dir/hotswap.wasm and returns the path.
+func writeModule(t *testing.T, dir string, bin []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, "hotswap.wasm")
+	if err := os.WriteFile(path, bin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestFleetDeploy(t *testing.T) {
+	bins := hotswapBins(t)
+	proxies := newFleet(t)
+	a, b := proxies[0], proxies[1]
+	ctx := context.Background()
+	limit := 60 * time.Second // a first compile of a module under -race takes tens of seconds
+
+	// Deployed on a, served by both.
+	if err := a.admin.Do(ctx, "MODULE", "DEPLOY", writeModule(t, t.TempDir(), bins["A"])).Err(); err != nil {
+		t.Fatalf("MODULE DEPLOY A: %v", err)
+	}
+	if v := a.hsver(t); v != "A" {
+		t.Fatalf("hsver on the deploying proxy right after MODULE DEPLOY = %q, want A", v)
+	}
+	took := eventually(t, "proxy b serves A", limit, func() bool { return b.hsver(t) == "A" })
+	t.Logf("A deployed on a: served on b after %v", took)
+
+	// Under load on both proxies, B is deployed through b: every command
+	// answers, from A or B, and both end on B.
+	load := startFleetLoad(t, proxies, 4)
+	if err := b.admin.Do(ctx, "MODULE", "DEPLOY", writeModule(t, t.TempDir(), bins["B"])).Err(); err != nil {
+		t.Fatalf("MODULE DEPLOY B: %v", err)
+	}
+	took = eventually(t, "proxy a serves B", limit, func() bool { return a.hsver(t) == "B" })
+	t.Logf("B deployed on b: served on a after %v", took)
+
+	// A module refused here is not deployed: the reply says why, nothing
+	// changes anywhere.
+	err := a.admin.Do(ctx, "MODULE", "DEPLOY", writeModule(t, t.TempDir(), bins["badmanifest"])).Err()
+	if err == nil || !strings.Contains(err.Error(), "refused here, not deployed") {
+		t.Errorf("MODULE DEPLOY of a module with a bad manifest: %v, want a refusal", err)
+	}
+
+	// A broken module written to the store directly (as a proxy of
+	// another host version might accept and publish it) is refused by
+	// every proxy, which keep serving B, and each says so.
+	bad, err := fleet.Publish(ctx, a.backend.Store, "hotswap", bins["inittrap"], 256<<10, "", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both proxies report the broken module refused", limit, func() bool {
+		st := fleetStates(t, a.admin)
+		for _, p := range proxies {
+			m := st[p.name]["hotswap"]
+			if m == nil || m["sha256"] != bad.SHA256 || m["state"] != fleet.StateRefused {
+				return false
+			}
+		}
+		return true
+	})
+	replies := load.end(t)
+	if replies["A"] == 0 || replies["B"] == 0 {
+		t.Errorf("replies by build %v: the load did not run across the swap", replies)
+	}
+	for _, p := range proxies {
+		if v := p.hsver(t); v != "B" {
+			t.Errorf("%s serves %q after the broken deploy, want B", p.name, v)
+		}
+		m := fleetStates(t, b.admin)[p.name]["hotswap"]
+		if m["version"] != "2.0.0" || m["current"] != int64(1) || !strings.Contains(m["error"].(string), "module") {
+			t.Errorf("%s in MODULE FLEET: %v, want version 2.0.0 still serving, current, with the reason", p.name, m)
+		}
+		if c := p.fleet.Counters(); c.Refusals < 1 || c.Swaps < 1 {
+			t.Errorf("%s counters %+v: want a refusal and a swap", p.name, c)
+		}
+	}
+	t.Logf("replies by build under load: %v", replies)
+
+	// The refusal in the metrics, parsed with Prometheus's own parser.
+	web := httptest.NewServer(metrics.Handler(metrics.Sources{Server: a.daemon.Server, Runtime: a.backend.Runtime, Fleet: a.fleet}))
+	defer web.Close()
+	fams := scrape(t, web.URL)
+	if v := sample(t, fams, "respike_fleet_module_updates_total", map[string]string{"result": "refused"}).GetCounter().GetValue(); v < 1 {
+		t.Errorf("respike_fleet_module_updates_total{result=refused} = %v", v)
+	}
+	if v := sample(t, fams, "respike_fleet_deploys_total", map[string]string{"op": "deploy"}).GetCounter().GetValue(); v != 1 {
+		t.Errorf("respike_fleet_deploys_total{op=deploy} on proxy a = %v, want 1 (A)", v)
+	}
+	sample(t, fams, "respike_fleet_module_state", map[string]string{"module": "hotswap", "sha256": bad.SHA256, "state": fleet.StateRefused})
+	if v := sample(t, fams, "respike_fleet_polls_total", nil).GetCounter().GetValue(); v < 2 {
+		t.Errorf("respike_fleet_polls_total = %v", v)
+	}
+
+	// A MODULE UNLOAD on one proxy does not undeploy: the deployed
+	// version serves there again at the next poll.
+	if err := a.admin.Do(ctx, "MODULE", "UNLOAD", "hotswap").Err(); err != nil {
+		t.Fatalf("MODULE UNLOAD: %v", err)
+	}
+	eventually(t, "proxy a serves the deployed B again after MODULE UNLOAD", limit, func() bool { return a.hsver(t) == "B" })
+
+	// Undeployed through b: both stop serving the module (their commands
+	// folders have no hotswap.wasm).
+	if err := b.admin.Do(ctx, "MODULE", "UNDEPLOY", "hotswap").Err(); err != nil {
+		t.Fatalf("MODULE UNDEPLOY: %v", err)
+	}
+	eventually(t, "proxy a stops serving hotswap and MODULE FLEET shows nothing", limit, func() bool {
+		return strings.HasPrefix(a.hsver(t), "ERR unknown command") && len(fleetStates(t, a.admin)) == 0
+	})
+	if err := b.admin.Do(ctx, "MODULE", "UNDEPLOY", "hotswap").Err(); err == nil || !strings.Contains(err.Error(), "no deployed module") {
+		t.Errorf("second MODULE UNDEPLOY: %v", err)
+	}
+	// The chunk records of every version are gone.
+	if entries := (&fleetReader{st: a.backend.Store}).index(t); len(entries) != 0 {
+		t.Errorf("index after UNDEPLOY: %v", entries)
+	}
+}
+
+// Without a fleet, or without enable_module_command, the fleet subcommands
+// say so; MODULE HELP lists them.
+func TestFleetCommandsRefused(t *testing.T) {
+	ctx := context.Background()
+	c := client(t, env.daemon.Addr)
+	for _, args := range [][]any{{"MODULE", "FLEET"}, {"MODULE", "DEPLOY", "/nonexistent.wasm"}, {"MODULE", "UNDEPLOY", "x"}} {
+		if err := c.Do(ctx, args...).Err(); err == nil || err.Error() != "ERR module deploys are off on this proxy" {
+			t.Errorf("%v without a fleet: %v", args, err)
+		}
+	}
+	d := newDaemon(t, func(cfg *config.Config) { cfg.Server.EnableModuleCommand = "no" })
+	if err := client(t, d.Addr).Do(ctx, "MODULE", "DEPLOY", "/nonexistent.wasm").Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR MODULE command not allowed") {
+		t.Errorf("MODULE DEPLOY with enable_module_command no: %v", err)
+	}
+	help, err := c.Do(ctx, "MODULE", "HELP").StringSlice()
+	if err != nil || !strings.Contains(strings.Join(help, "\n"), "DEPLOY <path>") {
+		t.Errorf("MODULE HELP: %v, %v", help, err)
+	}
+}

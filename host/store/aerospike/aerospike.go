@@ -350,9 +350,9 @@ func (s *Store) noteUnreachable(c *as.Client, cause error) {
 				return
 			}
 			if !s.down.Swap(true) {
-				msg := fmt.Sprintf("no node of the Aerospike cluster at %s accepts connections (last error: %v)", strings.Join(s.cfg.Hosts, ","), cause)
+				msg := fmt.Sprintf("no node of the Aerospike cluster at %s accepts connections (last error: %s)", strings.Join(s.cfg.Hosts, ","), errText(cause))
 				s.lastErr.Store(&msg)
-				s.log.Error("Aerospike cluster unreachable; failing commands until it answers", "error", cause)
+				s.log.Error("Aerospike cluster unreachable; failing commands until it answers", "error", errText(cause))
 			}
 			t := time.NewTimer(delay)
 			select {
@@ -546,9 +546,9 @@ func (x *execCtx) base(write bool) as.BasePolicy {
 func (x *execCtx) fail(resp *codec.Response, err error, class errClass) {
 	switch class {
 	case classTimeout:
-		resp.Code, resp.Msg = codec.Timeout, "aerospike: "+err.Error()
+		resp.Code, resp.Msg = codec.Timeout, "aerospike: "+errText(err)
 	default:
-		resp.Code, resp.Msg = codec.BackendUnavail, "aerospike: cluster unreachable: "+err.Error()
+		resp.Code, resp.Msg = codec.BackendUnavail, "aerospike: cluster unreachable: "+errText(err)
 		x.s.noteUnreachable(x.c, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 	"github.com/aerospike/aerospike-client-go/v8/types"
@@ -28,7 +29,7 @@ type recordError struct {
 
 func (e *recordError) Error() string {
 	if e.err != nil {
-		return e.err.Error()
+		return errText(e.err)
 	}
 	return codeName(e.rc)
 }
@@ -145,7 +146,89 @@ func errResult(err error) (codec.Code, string) {
 	rc := resultCode(err)
 	code, msg := mapCode(rc)
 	if code == codec.BackendError && rc == types.COMMON_ERROR {
-		msg = "aerospike: " + err.Error()
+		msg = "aerospike: " + errText(err)
 	}
 	return code, msg
+}
+
+// Bounds of errText.
+const (
+	chainShown = 4   // a chain this deep or shallower is shown whole
+	leafShown  = 240 // bytes of the earliest error's own text
+)
+
+// errText is err's text for a reply or a log line, short whatever err is.
+//
+// The client returns one error per command that chains the error of every
+// attempt before it, and AerospikeError.Error formats each link with the
+// text of all the links below it: quadratic in the chain's length. While a
+// node's connection pool stays empty (a node that died: its connections
+// broke, new ones fail), a command attempts again every
+// SleepBetweenRetries (1 ms) until its total timeout and chains an error
+// each time: a second makes a chain about 1,000 deep, whose Error() is
+// some 120 KB and takes 0.2–0.4 s of CPU, and every request of a gathered
+// batch call got the same error and formatted it again. That, not the
+// call, made requests answer seconds after their timeout in the outage
+// drill (docs/operations.md). A longer chain is summed up instead: the
+// outermost code, the codes below it with their counts, and the earliest
+// error's own text.
+func errText(err error) string {
+	depth := 0
+	for e := err; e != nil && depth <= chainShown; e = errors.Unwrap(e) {
+		depth++
+	}
+	if depth <= chainShown {
+		return err.Error()
+	}
+	var (
+		top   types.ResultCode
+		codes []types.ResultCode // below the outermost, in order of first appearance
+		count = map[types.ResultCode]int{}
+		links int
+		leaf  error
+	)
+	first := true
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		leaf = e
+		ae, ok := e.(*as.AerospikeError)
+		if !ok {
+			continue
+		}
+		links++
+		if first {
+			top, first = ae.ResultCode, false
+			continue
+		}
+		if count[ae.ResultCode] == 0 {
+			codes = append(codes, ae.ResultCode)
+		}
+		count[ae.ResultCode]++
+	}
+	var b strings.Builder
+	if first {
+		b.WriteString("client error")
+	} else {
+		b.WriteString(top.String())
+	}
+	fmt.Fprintf(&b, " after %d chained client errors (", links)
+	for i, c := range codes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", c.String(), count[c])
+	}
+	b.WriteString("); the earliest: ")
+	var lt string
+	if ae, ok := leaf.(*as.AerospikeError); ok && ae.Unwrap() == nil {
+		lt = ae.Error()
+	} else if !ok {
+		lt = leaf.Error()
+	} else {
+		lt = ae.ResultCode.String()
+	}
+	if len(lt) > leafShown {
+		lt = lt[:leafShown] + "…"
+	}
+	b.WriteString(strings.ReplaceAll(lt, "\n", " "))
+	return b.String()
 }

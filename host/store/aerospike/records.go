@@ -18,7 +18,7 @@ type errFatal struct {
 	class errClass
 }
 
-func (e *errFatal) Error() string { return e.err.Error() }
+func (e *errFatal) Error() string { return errText(e.err) }
 
 // records runs a ReqRecords request: one operate for a single call, batch
 // operates for several.

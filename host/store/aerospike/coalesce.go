@@ -266,15 +266,15 @@ func sameRecord(a, b *member) bool {
 }
 
 // batchPolicy is the policy of a batch call that carries entries of
-// several requests: the latest deadline among them, so that none is cut
-// short by another's.
-func batchPolicy(es []member) *as.BatchPolicy {
-	x := es[0].x
-	for i := range es {
-		if es[i].x.deadline.After(x.deadline) {
-			x = es[i].x
-		}
-	}
+// several requests, x being the one whose deadline comes first: the call
+// ends by every request's deadline. A request queued for a lane waits for
+// calls of requests queued before it, whose deadlines come before its own
+// (the budget is the same total_timeout, or less), so it answers by its
+// deadline too. With the latest deadline instead, a request that waited
+// while later ones joined its call could wait for those: up to one more
+// total_timeout when the cluster does not answer. runEntries answers
+// requests whose deadline passed before the call without sending them.
+func batchPolicy(x *execCtx) *as.BatchPolicy {
 	bp := as.NewBatchPolicy()
 	bp.BasePolicy = x.base(false)
 	bp.MaxRetries = 0 // a batch may hold writes

@@ -615,10 +615,19 @@ func runEntries(es []member) {
 	}
 	recs := make([]as.BatchRecordIfc, 0, len(es))
 	idx := make([]int, 0, len(es))
-	var alone []int // calls a batch cannot carry
+	var alone []int    // calls a batch cannot carry
+	var first *execCtx // the request whose deadline comes first
+	now := time.Now()
 	for i := range es {
 		e := &es[i]
 		if e.failed() {
+			continue
+		}
+		if !e.x.deadline.After(now) {
+			// Its deadline passed while it waited (for a lane, or its
+			// own earlier calls): answer it now, unsent; the call's
+			// deadline is the first of the others'.
+			e.finished(&errFatal{err: errWaitedTooLong, class: classTimeout})
 			continue
 		}
 		p := e.p
@@ -651,6 +660,9 @@ func runEntries(es []member) {
 			brp.FilterExpression = p.filter
 			recs = append(recs, as.NewBatchReadOps(brp, key, p.ops...))
 		}
+		if first == nil || e.x.deadline.Before(first.deadline) {
+			first = e.x
+		}
 		idx = append(idx, i)
 	}
 
@@ -658,7 +670,7 @@ func runEntries(es []member) {
 		x := es[idx[0]].x
 		x.s.nBatch.Add(1)
 		x.s.nBatchRecords.Add(uint64(len(recs)))
-		err := x.c.BatchOperate(batchPolicy(es), recs)
+		err := x.c.BatchOperate(batchPolicy(first), recs)
 		if err != nil {
 			if c := classify(err); c != classRecord && !anyAnswered(recs) {
 				for _, i := range idx {
@@ -695,6 +707,11 @@ func runEntries(es []member) {
 		}
 	}
 }
+
+// errWaitedTooLong fails a request whose deadline passed before its batch
+// call went (it waited for a lane, or for its own earlier calls): none of
+// its calls from then on was sent.
+var errWaitedTooLong = errors.New("request deadline passed before its batch call went (not sent)")
 
 // anyAnswered reports whether the server answered any record of a batch.
 func anyAnswered(recs []as.BatchRecordIfc) bool {

@@ -291,7 +291,7 @@ func clientPolicy(cfg *Config) (*as.ClientPolicy, error) {
 func (s *Store) connect() bool {
 	c, err := as.NewClientWithPolicyAndHost(s.cpol, s.hosts...)
 	if err != nil {
-		msg := fmt.Sprintf("cannot reach the Aerospike cluster at %s: %v", strings.Join(s.cfg.Hosts, ","), err)
+		msg := fmt.Sprintf("cannot reach the Aerospike cluster at %s: %s", strings.Join(s.cfg.Hosts, ","), errText(err))
 		s.lastErr.Store(&msg)
 		return false
 	}

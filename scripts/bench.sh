@@ -17,6 +17,7 @@
 # (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
 # test, set respike_bench or AEROSPIKE_SET: give your own when others
 # benchmark on the same node). PIPELINES="1 16" lists the -P depths.
+# GOMAXPROCS=1 runs respike as [server] procs = 1 does (one thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "respike:", err)
 		os.Exit(2)
+	}
+	if cfg.Server.Procs > 0 {
+		runtime.GOMAXPROCS(cfg.Server.Procs)
 	}
 	logLevelVar.Set(logLevel(cfg.Log.Level))
 	log := newLogger(cfg.Log, os.Stderr)

@@ -57,6 +57,11 @@ type Server struct {
 	// ShutdownTimeout bounds a graceful stop: in-flight commands get this
 	// long to finish before their connections are closed.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// Procs is how many threads run Go code at once (GOMAXPROCS): 0 leaves
+	// Go's default, the CPUs the process may use. 1 serves every client
+	// from one thread, as redis-server does; on a machine shared with the
+	// clients' own processes that is the fastest (docs/performance.md).
+	Procs int `toml:"procs"`
 	// BlockPollInterval is how often the keys that blocked clients (BLPOP
 	// ...) wait on are read from the store, in one batch request, to wake
 	// them on writes made through other proxies; writes through this one
@@ -379,6 +384,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownTimeout < 0 {
 		bad("server.shutdown_timeout", "must not be negative")
+	}
+	if c.Server.Procs < 0 || c.Server.Procs > 1024 {
+		bad("server.procs", "must be 0 (all CPUs) or between 1 and 1024, got %d", c.Server.Procs)
 	}
 	if d := c.Server.BlockPollInterval.D(); d < 0 || d > 0 && d < time.Millisecond {
 		bad("server.block_poll_interval", "must be 0 (never poll) or at least 1ms, got %s", d)

@@ -127,6 +127,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"zero deadline", "[commands]\ndeadline = \"0s\"\n", []string{"commands.deadline"}},
 		{"negative poll", "[server]\nblock_poll_interval = \"-1s\"\n", []string{"server.block_poll_interval"}},
 		{"sub-millisecond poll", "[server]\nblock_poll_interval = \"10us\"\n", []string{"server.block_poll_interval"}},
+		{"negative procs", "[server]\nprocs = -1\n", []string{"server.procs"}},
 		{"bad module command setting", "[server]\nenable_module_command = \"maybe\"\n", []string{"server.enable_module_command"}},
 		{"no batch size", "[aerospike]\nbatch_size = 0\n", []string{"aerospike.batch_size"}},
 		{"no batch calls", "[aerospike]\nbatch_calls = 0\n", []string{"aerospike.batch_calls"}},

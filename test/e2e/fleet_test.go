@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,92 +113,6 @@ func (r *fleetReader) index(t *testing.T) []fleet.Entry {
 	return entries
 }
 
-// fleetLoad runs clients on every proxy: pipelines of hsset, hsget and
-// hsver on keys of their own. Every reply must come from build A or B, and
-// a client that saw B never sees A again (a proxy never swaps back).
-type fleetLoad struct {
-	stop     atomic.Bool
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	failures []string
-	replies  map[string]int
-}
-
-func startFleetLoad(t *testing.T, proxies []*fleetProxy, perProxy int) *fleetLoad {
-	l := &fleetLoad{replies: map[string]int{}}
-	for _, p := range proxies {
-		for i := range perProxy {
-			c := client(t, p.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
-			key := "fleet:" + p.name + ":" + strconv.Itoa(i)
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				l.run(c, key)
-			}()
-		}
-	}
-	return l
-}
-
-func (l *fleetLoad) fail(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.failures) < 20 {
-		l.failures = append(l.failures, fmt.Sprintf(format, args...))
-	}
-}
-
-func (l *fleetLoad) run(c *redis.Client, key string) {
-	ctx := context.Background()
-	counts := map[string]int{}
-	defer func() {
-		l.mu.Lock()
-		for k, v := range counts {
-			l.replies[k] += v
-		}
-		l.mu.Unlock()
-	}()
-	sawB := false
-	for n := 0; !l.stop.Load(); n++ {
-		val := strconv.Itoa(n)
-		cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Do(ctx, "hsset", key, val)
-			p.Do(ctx, "hsget", key)
-			p.Do(ctx, "hsver")
-			return nil
-		})
-		if err != nil {
-			l.fail("%s: %v", key, err)
-			return
-		}
-		for i, cmd := range cmds {
-			got, err := cmd.(*redis.Cmd).Text()
-			tag, rest, _ := strings.Cut(got, ":")
-			want := []string{"OK", val, ""}[i]
-			if err != nil || (tag != "A" && tag != "B") || rest != want {
-				l.fail("%s: %v = %q, %v; want a tag and %q", key, cmd.Args(), got, err, want)
-				return
-			}
-			if tag == "A" && sawB {
-				l.fail("%s: %v answered A after B", key, cmd.Args())
-				return
-			}
-			sawB = sawB || tag == "B"
-			counts[tag]++
-		}
-	}
-}
-
-func (l *fleetLoad) end(t *testing.T) map[string]int {
-	t.Helper()
-	l.stop.Store(true)
-	l.wg.Wait()
-	if len(l.failures) > 0 {
-		t.Errorf("%d+ failed commands:\n%s", len(l.failures), strings.Join(l.failures, "\n"))
-	}
-	return l.replies
-}
-
 // eventually polls cond until it holds or limit passes: the proxies swap
 // at their own poll, there is no event to wait on.
 func eventually(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
@@ -282,7 +192,11 @@ func TestFleetDeploy(t *testing.T) {
 
 	// Under load on both proxies, B is deployed through b: every command
 	// answers, from A or B, and both end on B.
-	load := startFleetLoad(t, proxies, 4)
+	addrs := make([]string, len(proxies))
+	for i, p := range proxies {
+		addrs[i] = p.daemon.Addr
+	}
+	load := startSwapLoadOn(t, addrs, 4, true)
 	if err := b.admin.Do(ctx, "MODULE", "DEPLOY", writeModule(t, t.TempDir(), bins["B"])).Err(); err != nil {
 		t.Fatalf("MODULE DEPLOY B: %v", err)
 	}

@@ -215,24 +215,35 @@ func (e *swapEnv) infoModule(name string) string {
 }
 
 // swapLoad is several go-redis clients running the hot-swap module's
-// commands in a loop, each on its own key, checking every reply.
+// commands in a loop, each on its own key, checking every reply: every
+// reply must come from build A or B and be right, and with forwardOnly a
+// client that saw B never sees A again (no proxy swaps back).
 type swapLoad struct {
-	stop     atomic.Bool
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	failures []string
-	replies  map[string]int // tag → replies
+	forwardOnly bool
+	stop        atomic.Bool
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	failures    []string
+	replies     map[string]int // tag → replies
 }
 
 func startSwapLoad(t *testing.T, addr string, clients int) *swapLoad {
-	l := &swapLoad{replies: map[string]int{}}
-	for i := range clients {
-		c := client(t, addr, func(o *redis.Options) { o.PoolSize = 1 })
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			l.run(c, i)
-		}()
+	return startSwapLoadOn(t, []string{addr}, clients, false)
+}
+
+// startSwapLoadOn starts perAddr clients on each of addrs.
+func startSwapLoadOn(t *testing.T, addrs []string, perAddr int, forwardOnly bool) *swapLoad {
+	l := &swapLoad{replies: map[string]int{}, forwardOnly: forwardOnly}
+	for a, addr := range addrs {
+		for i := range perAddr {
+			c := client(t, addr, func(o *redis.Options) { o.PoolSize = 1 })
+			key := "hotswap:" + strconv.Itoa(a) + ":" + strconv.Itoa(i)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				l.run(c, key)
+			}()
+		}
 	}
 	return l
 }
@@ -245,11 +256,9 @@ func (l *swapLoad) fail(format string, args ...any) {
 	}
 }
 
-// run sends pipelines of hsset, hsget and hsver on its own key until
-// stopped. Every reply must come from build A or B and be right.
-func (l *swapLoad) run(c *redis.Client, id int) {
+// run sends pipelines of hsset, hsget and hsver on key until stopped.
+func (l *swapLoad) run(c *redis.Client, key string) {
 	ctx := context.Background()
-	key := "hotswap:" + strconv.Itoa(id)
 	counts := map[string]int{}
 	defer func() {
 		l.mu.Lock()
@@ -258,6 +267,7 @@ func (l *swapLoad) run(c *redis.Client, id int) {
 		}
 		l.mu.Unlock()
 	}()
+	sawB := false
 	for n := 0; !l.stop.Load(); n++ {
 		val := strconv.Itoa(n)
 		cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -267,7 +277,7 @@ func (l *swapLoad) run(c *redis.Client, id int) {
 			return nil
 		})
 		if err != nil {
-			l.fail("client %d: %v", id, err)
+			l.fail("%s: %v", key, err)
 			return
 		}
 		for i, cmd := range cmds {
@@ -275,9 +285,14 @@ func (l *swapLoad) run(c *redis.Client, id int) {
 			tag, rest, _ := strings.Cut(got, ":")
 			want := []string{"OK", val, ""}[i]
 			if err != nil || (tag != "A" && tag != "B") || rest != want {
-				l.fail("client %d: %v = %q, %v; want a tag and %q", id, cmd.Args(), got, err, want)
+				l.fail("%s: %v = %q, %v; want a tag and %q", key, cmd.Args(), got, err, want)
 				return
 			}
+			if l.forwardOnly && tag == "A" && sawB {
+				l.fail("%s: %v answered A after B", key, cmd.Args())
+				return
+			}
+			sawB = sawB || tag == "B"
 			counts[tag]++
 		}
 	}

@@ -27,14 +27,8 @@ func dumpStart(c *sdk.Ctx) {
 }
 
 func dumpRead(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		c.Reply().Null()
-		return
-	default:
-		kit.StoreError(c, r)
+	r, ok := kit.Found(c)
+	if !ok {
 		return
 	}
 	all := r.Value(0)

@@ -103,14 +103,8 @@ func objectStart(c *sdk.Ctx) {
 // objectTyped answers from the type tag, or reads what the answer needs:
 // a string's value, a collection's size.
 func objectTyped(c *sdk.Ctx) {
-	r := c.Result(0)
-	switch r.Code {
-	case codec.OK:
-	case codec.NotFound:
-		c.Reply().Null()
-		return
-	default:
-		kit.StoreError(c, r)
+	r, ok := kit.Found(c)
+	if !ok {
 		return
 	}
 	t := string(r.Value(0).Bytes)

@@ -74,6 +74,22 @@ func ReadItems(c *sdk.Ctx, r *codec.Result) (items []codec.Value, ok bool) {
 	return nil, false
 }
 
+// Found is the result of a command's read of its key: ok when the record
+// exists; otherwise it has answered the null reply (the key is absent) or
+// the store's error.
+func Found(c *sdk.Ctx) (r *codec.Result, ok bool) {
+	r = c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		return r, true
+	case codec.NotFound:
+		c.Reply().Null()
+	default:
+		StoreError(c, r)
+	}
+	return r, false
+}
+
 // IntOf reads a count or size a map op returned; a missing map answers
 // nothing, which counts as 0.
 func IntOf(v codec.Value) int64 {

@@ -31,7 +31,7 @@ redis-cli -p "$PPORT" command info cget | grep -q cget || { echo "bench-guest: c
 
 rps() { # port pipeline command... -> requests/s
 	local n=${N:-$([ "$2" = 1 ] && echo 200000 || echo 1000000)}
-	redis-benchmark -p "$1" -c "$CLIENTS" -n "$n" -P "$2" -q "${@:3}" 2>/dev/null |
+	"${LOAD[@]}" redis-benchmark -p "$1" -c "$CLIENTS" -n "$n" -P "$2" -q "${@:3}" 2>/dev/null |
 		tr '\r' '\n' | awk -F': ' '/requests per second/ {split($2, a, " "); r = a[1]} END {print r}'
 }
 

@@ -17,7 +17,8 @@
 # (the node at RESPIKE_TEST_AEROSPIKE, default 127.0.0.1:3000, namespace
 # test, set respike_bench or AEROSPIKE_SET: give your own when others
 # benchmark on the same node). PIPELINES="1 16" lists the -P depths.
-# GOMAXPROCS=1 runs respike as [server] procs = 1 does (one thread).
+# GOMAXPROCS=1 runs respike as [server] procs = 1 does (one thread). PIN=0
+# shares all CPUs between the servers and redis-benchmark (scripts/servers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,7 +51,7 @@ fi
 servers_start "$config"
 
 run() { # port pipeline -> "test rps" lines
-	redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
+	"${LOAD[@]}" redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
 		tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
 			split($1, t, " "); split($2, a, " "); print t[1], a[1] }'
 	if [ "$ZSET" = 1 ]; then
@@ -74,7 +75,7 @@ run() { # port pipeline -> "test rps" lines
 custom() { # port pipeline label command... -> "label rps"
 	local port=$1 p=$2 label=$3
 	shift 3
-	redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -P "$p" -q "$@" 2>/dev/null |
+	"${LOAD[@]}" redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -P "$p" -q "$@" 2>/dev/null |
 		tr '\r' '\n' | awk -F': ' -v l="$label" '/requests per second/ {split($2, a, " "); print l, a[1]}'
 }
 

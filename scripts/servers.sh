@@ -3,6 +3,14 @@
 #
 #   servers_init NAME          # checks the tools, makes $tmp, stops all on exit
 #   servers_start CONFIG       # starts both; sets RPORT (redis) and PPORT (respike)
+#   $LOAD ARGS...              # runs the load generator on its own CPUs
+#
+# PIN=1 (the default on a machine of 2 CPUs or more) gives both servers the same
+# one CPU (SERVER_CPUS, default the last) and the load generator the others
+# (LOAD_CPUS), with taskset: redis-server's event loop uses one CPU, and respike
+# runs as many threads as CPUs it may use (Go's default honours the affinity), so
+# both are compared per CPU, and neither competes with redis-benchmark for its
+# CPU. PIN=0 lets the kernel place all three, as a shared machine does.
 
 servers_init() {
 	name=$1
@@ -12,6 +20,17 @@ servers_init() {
 	[ -x bin/respike ] || { echo "$name: bin/respike missing: make build commands" >&2; exit 1; }
 	tmp=$(mktemp -d)
 	trap servers_stop EXIT
+	SERVER_PIN=() LOAD=()
+	local n
+	n=$(nproc)
+	if [ "${PIN:-$([ "$n" -ge 2 ] && echo 1 || echo 0)}" = 1 ]; then
+		command -v taskset >/dev/null || { echo "$name: taskset missing (util-linux), or PIN=0" >&2; exit 1; }
+		SERVER_CPUS=${SERVER_CPUS:-$((n - 1))}
+		LOAD_CPUS=${LOAD_CPUS:-0-$((n - 2))}
+		SERVER_PIN=(taskset -c "$SERVER_CPUS")
+		LOAD=(taskset -c "$LOAD_CPUS")
+		echo "$name: servers on CPU $SERVER_CPUS, the load generator on $LOAD_CPUS (PIN=0 to share)" >&2
+	fi
 }
 
 servers_stop() {
@@ -25,9 +44,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 servers_start() {
 	RPORT=$(free_port)
 	PPORT=$(free_port)
-	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+	"${SERVER_PIN[@]}" redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
 	rpid=$!
-	./bin/respike -config "$1" -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
+	"${SERVER_PIN[@]}" ./bin/respike -config "$1" -listen "127.0.0.1:$PPORT" >"$tmp/respike.log" 2>&1 &
 	ppid_=$!
 	for port in "$RPORT" "$PPORT"; do
 		for _ in $(seq 1200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done

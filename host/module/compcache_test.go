@@ -88,3 +88,62 @@ func TestCompiledByContent(t *testing.T) {
 		t.Errorf("the damaged cache file was not rewritten: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestPrecompile checks the speculative compilation of a staged build: a
+// content precompiled is found compiled by its load (LoadBytes and Load
+// alike), a load of a content being precompiled waits for it rather than
+// compiling it again, and a broken content reports an error and caches
+// nothing.
+func TestPrecompile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := newRuntime(t, Config{CacheDir: t.TempDir()}, newFakeStore(true))
+
+	v1 := fakeVersion("1")
+	if err := r.Precompile(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.compilations.Load(); n != 1 {
+		t.Fatalf("%d compilations after Precompile, want 1", n)
+	}
+	p := writeModule(t, dir, "m.wasm", v1)
+	if _, err := r.LoadBytes(ctx, p, v1, sha256.Sum256(v1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := do(t, r, "ver"); got != "+1\r\n" {
+		t.Fatalf("ver = %q", got)
+	}
+	if n := r.compilations.Load(); n != 1 {
+		t.Fatalf("the load of a precompiled content compiled it again (%d compilations)", n)
+	}
+
+	// Loads racing a precompilation of the same content: one compilation.
+	v2 := fakeVersion("2")
+	p2 := writeModule(t, dir, "m2/m.wasm", v2)
+	errs := make(chan error, 3)
+	go func() { errs <- r.Precompile(ctx, v2) }()
+	go func() { _, err := r.Load(ctx, p2); errs <- err }()
+	go func() { errs <- r.Precompile(ctx, v2) }()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := do(t, r, "ver"); got != "+2\r\n" {
+		t.Fatalf("ver = %q", got)
+	}
+	if n := r.compilations.Load(); n != 2 {
+		t.Fatalf("%d compilations, want 2: concurrent compilations of one content were not shared", n)
+	}
+
+	// A partial file (a copy caught mid-way) fails and leaves nothing.
+	if err := r.Precompile(ctx, v2[:len(v2)/2]); err == nil {
+		t.Fatal("Precompile of half a module succeeded")
+	}
+	r.cmu.Lock()
+	n, busy := len(r.compiled), len(r.compiling)
+	r.cmu.Unlock()
+	if n != 2 || busy != 0 {
+		t.Fatalf("%d compiled entries and %d compilations under way, want 2 and 0", n, busy)
+	}
+}

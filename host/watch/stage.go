@@ -145,7 +145,7 @@ func (s *stager) compile(ctx context.Context, path string) {
 		s.log.Debug("staged module file not compiled", "path", path, "err", err)
 		return
 	}
-	s.log.Debug("staged module file compiled ahead of its rename", "path", path, "took", time.Since(start))
+	s.log.Info("staged module file compiled ahead of its rename", "path", path, "took", time.Since(start))
 	s.mu.Lock()
 	s.done = append(s.done, sum)
 	if len(s.done) > stageRemembered {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -46,6 +47,9 @@ type compiledEntry struct {
 	cm   wazero.CompiledModule
 	refs int    // versions using it; guarded by Runtime.cmu
 	used uint64 // when it was last released, in r.cseq ticks, for eviction
+	// spare is an instance started by Precompile, which the next version
+	// of this content takes as its first instance; guarded by Runtime.cmu.
+	spare *instance
 }
 
 // compileWait is a compilation under way, which loads of the same
@@ -146,8 +150,48 @@ func (r *Runtime) Precompile(ctx context.Context, bin []byte) error {
 	if err != nil {
 		return err
 	}
-	r.release(e)
+	defer r.release(e)
+	r.cmu.Lock()
+	has := e.spare != nil
+	r.cmu.Unlock()
+	if has {
+		return nil
+	}
+	// Start the version's first instance now too (a Go module's runtime
+	// initialisation, and its memory's first touch, take milliseconds to
+	// tens of them): the load then only checks and publishes. The
+	// instance belongs to a stand-in version until a load adopts it
+	// (takeSpare).
+	pv := &version{rt: r, compiled: e.cm, ctr: &modCounters{gate: make(chan struct{}, suspectTurns())}}
+	in, err := pv.instantiate(ctx)
+	if err != nil {
+		return err // the load will say it again, as its own refusal
+	}
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	if e.spare != nil || r.cclosed {
+		in.close()
+		return nil
+	}
+	e.spare = in
 	return nil
+}
+
+// takeSpare hands the instance Precompile started for e's content to v,
+// or returns nil.
+func (r *Runtime) takeSpare(e *compiledEntry, v *version) *instance {
+	r.cmu.Lock()
+	in := e.spare
+	e.spare = nil
+	r.cmu.Unlock()
+	if in == nil {
+		return nil
+	}
+	in.v = v
+	in.used = time.Now()
+	v.live.Add(1)
+	v.memBytes.Add(int64(in.memSeen))
+	return in
 }
 
 // release drops a version's reference on e; an entry nobody uses stays
@@ -186,6 +230,10 @@ func (r *Runtime) release(e *compiledEntry) {
 // evict closes an entry nobody uses. Called with r.cmu held.
 func (r *Runtime) evict(e *compiledEntry) {
 	delete(r.compiled, e.sum)
+	if e.spare != nil {
+		e.spare.close()
+		e.spare = nil
+	}
 	_ = e.cm.Close(context.Background())
 }
 

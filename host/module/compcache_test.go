@@ -106,9 +106,22 @@ func TestPrecompile(t *testing.T) {
 	if n := r.compilations.Load(); n != 1 {
 		t.Fatalf("%d compilations after Precompile, want 1", n)
 	}
+	r.cmu.Lock()
+	spare := r.compiled[sha256.Sum256(v1)].spare
+	r.cmu.Unlock()
+	if spare == nil {
+		t.Fatal("Precompile started no instance")
+	}
 	p := writeModule(t, dir, "m.wasm", v1)
-	if _, err := r.LoadBytes(ctx, p, v1, sha256.Sum256(v1)); err != nil {
+	info, err := r.LoadBytes(ctx, p, v1, sha256.Sum256(v1))
+	if err != nil {
 		t.Fatal(err)
+	}
+	r.cmu.Lock()
+	left := r.compiled[sha256.Sum256(v1)].spare
+	r.cmu.Unlock()
+	if v := r.reg.Load().mods["m"]; left != nil || v.slots[0].inst != spare || spare.v != v || info.Instances != 1 {
+		t.Fatalf("the load did not adopt the precompiled instance: left %p, slot 0 %p, want %p; %d instances", left, v.slots[0].inst, spare, info.Instances)
 	}
 	if got := do(t, r, "ver"); got != "+1\r\n" {
 		t.Fatalf("ver = %q", got)

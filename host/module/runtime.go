@@ -321,9 +321,11 @@ func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, su
 	}
 	v.wake = make(chan struct{}, len(v.slots))
 	v.refs.Store(1) // the registry's reference
-	in, err := v.instantiate(ctx)
-	if err != nil {
-		return nil, err
+	in := r.takeSpare(ce, v) // started by Precompile, if it ran
+	if in == nil {
+		if in, err = v.instantiate(ctx); err != nil {
+			return nil, err
+		}
 	}
 	v.slots[0].inst = in
 	abi, err := in.invoke(in.fABI, 0, 0)

@@ -320,7 +320,7 @@ func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, su
 		v.slots[i] = &slot{v: v, wake: make(chan struct{}, 1)}
 	}
 	v.wake = make(chan struct{}, len(v.slots))
-	v.refs.Store(1) // the registry's reference
+	v.refs.Store(1)          // the registry's reference
 	in := r.takeSpare(ce, v) // started by Precompile, if it ran
 	if in == nil {
 		if in, err = v.instantiate(ctx); err != nil {

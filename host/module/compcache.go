@@ -163,6 +163,7 @@ func (r *Runtime) Precompile(ctx context.Context, bin []byte) error {
 	// instance belongs to a stand-in version until a load adopts it
 	// (takeSpare).
 	pv := &version{rt: r, compiled: e.cm, ctr: &modCounters{gate: make(chan struct{}, suspectTurns())}}
+	_, pv.batch = e.cm.ExportedFunctions()["respike_batch"] // as prepare sets it: instantiate looks the export up
 	in, err := pv.instantiate(ctx)
 	if err != nil {
 		return err // the load will say it again, as its own refusal
@@ -188,6 +189,9 @@ func (r *Runtime) takeSpare(e *compiledEntry, v *version) *instance {
 		return nil
 	}
 	in.v = v
+	if v.batch && in.fBatch == nil {
+		in.fBatch = in.mod.ExportedFunction("respike_batch")
+	}
 	in.used = time.Now()
 	v.live.Add(1)
 	v.memBytes.Add(int64(in.memSeen))

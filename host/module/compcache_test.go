@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -158,5 +159,31 @@ func TestPrecompile(t *testing.T) {
 	r.cmu.Unlock()
 	if n != 2 || busy != 0 {
 		t.Fatalf("%d compiled entries and %d compilations under way, want 2 and 0", n, busy)
+	}
+}
+
+// TestPrecompiledInstanceBatches checks that the instance a load adopts
+// from Precompile is complete: a Go module built with the SDK exports
+// respike_batch, and the adopted instance must call it.
+func TestPrecompiledInstanceBatches(t *testing.T) {
+	ctx := context.Background()
+	r := newRuntime(t, Config{}, newFakeStore(true))
+	path := filepath.Join(modDir, "kv.wasm")
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Precompile(ctx, bin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.LoadBytes(ctx, path, bin, sha256.Sum256(bin)); err != nil {
+		t.Fatal(err)
+	}
+	v := r.reg.Load().mods["kv"]
+	if !v.batch {
+		t.Fatal("kv does not export respike_batch: the test needs a module that does")
+	}
+	if in := v.slots[0].inst; in == nil || in.fBatch == nil {
+		t.Fatalf("the adopted instance has no respike_batch: %+v", in)
 	}
 }

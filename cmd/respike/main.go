@@ -186,12 +186,30 @@ func run(cfg config.Config, log *slog.Logger, sigs <-chan os.Signal, ready func(
 	if proxyName == "" {
 		proxyName = fleet.DefaultProxyName(cfg.Server.Listen)
 	}
-	fl, err := fleet.New(st, rt, fleet.Config{Proxy: proxyName, Poll: cfg.Commands.DeployPollInterval.D(),
-		ChunkBytes: cfg.ChunkBytes(), Dir: cfg.Commands.Dir, Logger: log})
+	fcfg := fleet.Config{Proxy: proxyName, Poll: cfg.Commands.DeployPollInterval.D(),
+		ChunkBytes: cfg.ChunkBytes(), Dir: cfg.Commands.Dir, Logger: log,
+		Heartbeat: cfg.Commands.DeployHeartbeatInterval.D(), StaleAfter: cfg.Commands.DeployStaleAfter.D(),
+		ForgetAfter: cfg.Commands.DeployForgetAfter.D()}
+	if fcfg.Heartbeat == 0 {
+		fcfg.Heartbeat = -1 // off
+	}
+	if fcfg.ForgetAfter == 0 {
+		fcfg.ForgetAfter = -1 // never
+	}
+	fl, err := fleet.New(st, rt, fcfg)
 	if err != nil {
 		return err
 	}
 	defer fl.Close()
+	defer func() {
+		// A clean stop leaves the fleet: MODULE FLEET no longer lists
+		// this proxy.
+		lctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := fl.Leave(lctx); err != nil {
+			log.Warn("fleet states not removed at shutdown", "err", err)
+		}
+	}()
 	fl.Sync(ctx)
 	fleetCtx, stopFleet := context.WithCancel(ctx)
 	fleetDone := make(chan struct{})

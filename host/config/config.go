@@ -150,6 +150,16 @@ type Commands struct {
 	// DeployProxyName names this proxy in MODULE FLEET; "" = host name and
 	// listen address.
 	DeployProxyName string `toml:"deploy_proxy_name"`
+	// DeployHeartbeatInterval is how often the proxy writes its last-seen
+	// time beside its MODULE FLEET states and collects the fleet's
+	// leftovers (host/fleet gc.go); 0 turns it off.
+	DeployHeartbeatInterval Duration `toml:"deploy_heartbeat_interval"`
+	// DeployStaleAfter is how long a proxy may go unseen before MODULE
+	// FLEET marks its states stale; 0 = three heartbeat intervals.
+	DeployStaleAfter Duration `toml:"deploy_stale_after"`
+	// DeployForgetAfter is how long a proxy may go unseen before the
+	// others remove its MODULE FLEET states; 0 never.
+	DeployForgetAfter Duration `toml:"deploy_forget_after"`
 }
 
 // ACL configures users beside the default one, as Redis's ACL SETUSER
@@ -249,13 +259,15 @@ func Defaults() Config {
 			BatchCalls:          2,
 		},
 		Commands: Commands{
-			Dir:                "commands",
-			Deadline:           Duration(time.Second),
-			MemoryLimitMiB:     64,
-			IdleTimeout:        Duration(30 * time.Second),
-			RecycleMemoryMiB:   32,
-			DeployPollInterval: Duration(time.Second),
-			DeployChunkBytes:   512 << 10,
+			Dir:                     "commands",
+			Deadline:                Duration(time.Second),
+			MemoryLimitMiB:          64,
+			IdleTimeout:             Duration(30 * time.Second),
+			RecycleMemoryMiB:        32,
+			DeployPollInterval:      Duration(time.Second),
+			DeployChunkBytes:        512 << 10,
+			DeployHeartbeatInterval: Duration(10 * time.Second),
+			DeployForgetAfter:       Duration(time.Hour),
 		},
 		Log: Log{Level: "info", Format: "text"},
 		TLS: TLS{AuthClients: "yes", Protocols: "TLSv1.2 TLSv1.3"},
@@ -465,6 +477,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Commands.DeployPollInterval < 0 {
 		bad("commands.deploy_poll_interval", "must be 0 (off) or positive")
+	}
+	if c.Commands.DeployHeartbeatInterval < 0 {
+		bad("commands.deploy_heartbeat_interval", "must be 0 (off) or positive")
+	}
+	if c.Commands.DeployStaleAfter < 0 {
+		bad("commands.deploy_stale_after", "must be 0 (three heartbeat intervals) or positive")
+	} else if hb := c.Commands.DeployHeartbeatInterval; c.Commands.DeployStaleAfter > 0 && hb > 0 && c.Commands.DeployStaleAfter <= hb {
+		bad("commands.deploy_stale_after", "must be longer than deploy_heartbeat_interval (%s), got %s", hb.D(), c.Commands.DeployStaleAfter.D())
+	}
+	if c.Commands.DeployForgetAfter < 0 {
+		bad("commands.deploy_forget_after", "must be 0 (never) or positive")
 	}
 	if c.Commands.DeployChunkBytes < 1<<10 || c.Commands.DeployChunkBytes > 8<<20 {
 		bad("commands.deploy_chunk_bytes", "must be between 1KiB and 8MiB, got %d", c.Commands.DeployChunkBytes)

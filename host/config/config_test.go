@@ -89,7 +89,8 @@ rules = "off"
 	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
 		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32, IdleTimeout: Duration(2 * time.Minute),
-		DeployPollInterval: Duration(time.Second), DeployChunkBytes: 512 << 10}
+		DeployPollInterval: Duration(time.Second), DeployChunkBytes: 512 << 10,
+		DeployHeartbeatInterval: Duration(10 * time.Second), DeployForgetAfter: Duration(time.Hour)}
 	want.Log.Level = "debug"
 	want.Metrics.Listen = "127.0.0.1:9121"
 	if !reflect.DeepEqual(cfg, want) {
@@ -123,6 +124,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"bad memory limit", "[commands]\nmemory_limit_mib = 0\n", []string{"commands.memory_limit_mib"}},
 		{"negative idle timeout", "[commands]\nidle_timeout = \"-1s\"\n", []string{"commands.idle_timeout"}},
 		{"bad recycle threshold", "[commands]\nrecycle_memory_mib = -1\n", []string{"commands.recycle_memory_mib"}},
+		{"negative heartbeat", "[commands]\ndeploy_heartbeat_interval = \"-1s\"\n", []string{"commands.deploy_heartbeat_interval"}},
+		{"stale within a heartbeat", "[commands]\ndeploy_heartbeat_interval = \"10s\"\ndeploy_stale_after = \"5s\"\n", []string{"commands.deploy_stale_after"}},
+		{"negative forget", "[commands]\ndeploy_forget_after = \"-1s\"\n", []string{"commands.deploy_forget_after"}},
 		{"negative timeout", "[server]\ntimeout = -1\n", []string{"server.timeout"}},
 		{"zero deadline", "[commands]\ndeadline = \"0s\"\n", []string{"commands.deadline"}},
 		{"negative poll", "[server]\nblock_poll_interval = \"-1s\"\n", []string{"server.block_poll_interval"}},

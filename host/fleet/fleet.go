@@ -13,6 +13,14 @@
 // logs why, counts it, and writes its state into the status record, which
 // MODULE FLEET shows for every proxy. docs/data-model.md lays out the
 // records; docs/operations.md the procedure.
+//
+// Leftovers are collected (gc.go): every proxy writes its last-seen time
+// beside its states (a heartbeat); MODULE FLEET marks a proxy not seen for
+// a while stale, and a proxy not seen for much longer is forgotten. A
+// deploy registers its chunks as pending before it writes them and learns
+// atomically which version its index entry replaced, whose chunks it
+// deletes; chunks of a deploy that never committed (a failure, a crash)
+// are swept once they are old enough.
 package fleet
 
 import (
@@ -45,13 +53,20 @@ const (
 	// deploy and undeploy: it is what every proxy polls.
 	IndexKey = "respike:modules"
 	// StatusKey is the status record: bin BinStatus, a map of
-	// "<proxy> <module>" → Status as JSON, each proxy writing its own.
+	// "<proxy> <module>" → Status as JSON, each proxy writing its own, and
+	// bin BinSeen, a map of proxy → the Unix ms of its last heartbeat.
 	StatusKey = "respike:modules:status"
-	// BinIndex, BinStatus and BinData are the bins of the index, status
-	// and chunk records.
-	BinIndex  = "m"
-	BinStatus = "s"
-	BinData   = "d"
+	// PendingKey is the record of deploys under way: bin BinPending, a map
+	// of "<module> <sha256>" → Entry as JSON, written before a deploy's
+	// chunks and removed once its index entry is written (gc.go).
+	PendingKey = "respike:modules:pending"
+	// BinIndex, BinStatus, BinSeen, BinPending and BinData are the bins of
+	// the index, status, pending and chunk records.
+	BinIndex   = "m"
+	BinStatus  = "s"
+	BinSeen    = "h"
+	BinPending = "p"
+	BinData    = "d"
 )
 
 // ChunkKey is the key of chunk i of the module name whose content hash is
@@ -99,6 +114,10 @@ type Status struct {
 	State   string `json:"state"`
 	Error   string `json:"error,omitempty"`
 	At      int64  `json:"at_ms"`
+
+	// Filled by Fleet from the heartbeats, not stored with the state.
+	LastSeen int64 `json:"-"` // the proxy's last heartbeat (Unix ms), else At
+	Stale    bool  `json:"-"` // not seen for Config.StaleAfter
 }
 
 // Config configures a Fleet.
@@ -117,7 +136,22 @@ type Config struct {
 	// Staging is where fetched modules are written for the runtime to load;
 	// "" makes a temporary folder that Close removes.
 	Staging string
-	Logger  *slog.Logger
+	// Heartbeat is how often this proxy writes its last-seen time into the
+	// status record and collects leftovers (gc.go); DefaultHeartbeat when
+	// 0, never when negative.
+	Heartbeat time.Duration
+	// StaleAfter is how long a proxy may go unseen before Fleet marks its
+	// states stale; 3 × Heartbeat when 0.
+	StaleAfter time.Duration
+	// ForgetAfter is how long a proxy may go unseen before a heartbeat of
+	// another proxy removes its states; DefaultForgetAfter when 0, never
+	// when negative.
+	ForgetAfter time.Duration
+	// ChunkGrace is how old a pending deploy must be before a sweep
+	// deletes its chunks (it never committed); DefaultChunkGrace when 0.
+	// A deploy that takes half of it gives up before its index write.
+	ChunkGrace time.Duration
+	Logger     *slog.Logger
 }
 
 // Counters count what a Fleet did since it started.
@@ -125,6 +159,9 @@ type Counters struct {
 	Polls, PollErrors           int64 // index generation reads, and those that failed
 	Deploys, Undeploys          int64 // MODULE DEPLOY / UNDEPLOY through this proxy
 	Swaps, Refusals, FetchFails int64 // deployed versions loaded, refused, not fetched
+	Heartbeats                  int64 // last-seen times written
+	Forgotten                   int64 // proxies unseen for ForgetAfter whose states this proxy removed
+	Swept                       int64 // versions whose chunks were deleted: replaced, or never committed
 }
 
 // Fleet keeps a runtime in step with the modules deployed in a store.
@@ -145,6 +182,7 @@ type Fleet struct {
 	downLog bool              // the store's failure was logged; quiet until it answers
 
 	polls, pollErrors, deploys, undeploys, swaps, refusals, fetchFails atomic.Int64
+	heartbeats, forgotten, swept                                       atomic.Int64
 }
 
 // New returns a Fleet over st and rt. It reads nothing: call Sync, then
@@ -159,6 +197,7 @@ func New(st store.Store, rt *module.Runtime, cfg Config) (*Fleet, error) {
 	if cfg.Proxy == "" {
 		cfg.Proxy = DefaultProxyName("")
 	}
+	cfg.defaults()
 	f := &Fleet{st: st, rt: rt, cfg: cfg, log: cfg.Logger.With("component", "fleet"),
 		served: map[string]string{}, refused: map[string]string{}, status: map[string]Status{}}
 	f.staging = cfg.Staging
@@ -201,7 +240,8 @@ func (f *Fleet) Close() error {
 // Counters returns the Fleet's counts.
 func (f *Fleet) Counters() Counters {
 	return Counters{Polls: f.polls.Load(), PollErrors: f.pollErrors.Load(), Deploys: f.deploys.Load(),
-		Undeploys: f.undeploys.Load(), Swaps: f.swaps.Load(), Refusals: f.refusals.Load(), FetchFails: f.fetchFails.Load()}
+		Undeploys: f.undeploys.Load(), Swaps: f.swaps.Load(), Refusals: f.refusals.Load(), FetchFails: f.fetchFails.Load(),
+		Heartbeats: f.heartbeats.Load(), Forgotten: f.forgotten.Load(), Swept: f.swept.Load()}
 }
 
 // Local returns this proxy's state of every deployed module, by name.
@@ -216,19 +256,31 @@ func (f *Fleet) Local() []Status {
 	return out
 }
 
-// Run polls every cfg.Poll until ctx ends.
+// Run polls every cfg.Poll and beats every cfg.Heartbeat until ctx ends.
 func (f *Fleet) Run(ctx context.Context) {
-	if f.cfg.Poll <= 0 {
+	var poll, beat <-chan time.Time
+	if f.cfg.Poll > 0 {
+		t := time.NewTicker(f.cfg.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	if f.cfg.Heartbeat > 0 {
+		f.Heartbeat(ctx)
+		t := time.NewTicker(f.cfg.Heartbeat)
+		defer t.Stop()
+		beat = t.C
+	}
+	if poll == nil && beat == nil {
 		return
 	}
-	t := time.NewTicker(f.cfg.Poll)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-poll:
 			f.Sync(ctx)
+		case <-beat:
+			f.Heartbeat(ctx)
 		}
 	}
 }
@@ -471,6 +523,7 @@ func (f *Fleet) DeployBytes(ctx context.Context, name string, bin []byte) (Entry
 	}
 	f.deploys.Add(1)
 	delete(f.refused, name)
+	f.sweep(ctx)
 	f.report(ctx, map[string]Status{name: {Proxy: f.cfg.Proxy, Module: name, SHA256: e.SHA256, Version: info.Version,
 		State: StateServing, At: time.Now().UnixMilli()}}, nil)
 	f.log.Info("module deployed to the fleet", "module", name, "sha256", e.SHA256, "version", e.Version,
@@ -483,21 +536,23 @@ func (f *Fleet) DeployBytes(ctx context.Context, name string, bin []byte) (Entry
 // proxy's next poll then validates it on its own. Tests use it to deploy a
 // module no proxy accepts; an operator uses MODULE DEPLOY.
 func Publish(ctx context.Context, st store.Store, name string, bin []byte, chunkBytes int, version, by string) (Entry, error) {
-	f := &Fleet{st: st, cfg: Config{ChunkBytes: chunkBytes, Proxy: by}}
+	f := &Fleet{st: st, cfg: Config{ChunkBytes: chunkBytes, Proxy: by}, log: slog.New(slog.DiscardHandler)}
 	if f.cfg.ChunkBytes <= 0 {
 		f.cfg.ChunkBytes = DefaultChunkBytes
 	}
+	f.cfg.defaults()
 	return f.publish(ctx, name, bin, version)
 }
 
 func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version string) (Entry, error) {
+	start := time.Now()
 	sum := sha256.Sum256(bin)
 	e := Entry{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: len(bin),
 		Chunks: (len(bin) + f.cfg.ChunkBytes - 1) / f.cfg.ChunkBytes, Version: version,
-		DeployedAt: time.Now().UnixMilli(), DeployedBy: f.cfg.Proxy}
-	prev, _, err := f.readIndex(ctx)
-	if err != nil {
-		return Entry{}, err
+		DeployedAt: start.UnixMilli(), DeployedBy: f.cfg.Proxy}
+	// Pending first: chunks a failure or a crash leaves behind are swept.
+	if err := f.setPending(ctx, e); err != nil {
+		return Entry{}, fmt.Errorf("register the deploy: %w", err)
 	}
 	for i := 0; i < e.Chunks; i += chunksPerRequest {
 		var calls []codec.Call
@@ -512,16 +567,46 @@ func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version st
 			return Entry{}, fmt.Errorf("write chunk %d: %w", i, err)
 		}
 	}
+	// A sweep deletes a pending deploy's chunks once it is ChunkGrace old
+	// and not in the index: a deploy must commit well before.
+	if took := time.Since(start); took > f.cfg.ChunkGrace/2 {
+		return Entry{}, fmt.Errorf("writing the chunks took %v, more than half the %v after which unreferenced chunks are swept: not committed, deploy again", took.Round(time.Millisecond), f.cfg.ChunkGrace)
+	}
+	// The index entry is replaced and the one it replaces read in one
+	// atomic call: of two deploys at once, each learns what it replaced,
+	// so every replaced version's chunks are deleted by exactly the
+	// deploy that replaced it.
 	js, _ := json.Marshal(e)
 	idx := codec.Call{Key: []byte(IndexKey)}
-	idx.MapPut(BinIndex, codec.MapOrderKey, []codec.Value{codec.Bytes([]byte(name)), codec.Bytes(js)})
-	if _, err := f.exec(ctx, idx); err != nil {
+	key := []codec.Value{codec.Bytes([]byte(name))}
+	idx.MapGetByKeys(BinIndex, codec.ReturnValue, key)
+	idx.MapPut(BinIndex, codec.MapOrderKey, []codec.Value{key[0], codec.Bytes(js)})
+	res, err := f.exec(ctx, idx)
+	if err != nil && !errors.Is(err, errNotFound) {
 		return Entry{}, fmt.Errorf("write the index: %w", err)
 	}
-	if old, ok := prev[name]; ok && old.SHA256 != e.SHA256 {
+	f.clearPending(ctx, e)
+	if old, ok := replacedEntry(res); ok && old.SHA256 != e.SHA256 {
 		f.deleteChunks(ctx, old)
 	}
 	return e, nil
+}
+
+// replacedEntry is the entry a call's first op (a MapGetByKeys of one key,
+// ReturnValue) read, if any.
+func replacedEntry(res []codec.Result) (Entry, bool) {
+	if len(res) != 1 || len(res[0].Values) == 0 {
+		return Entry{}, false
+	}
+	v := res[0].Values[0]
+	if v.Kind != codec.KindList || len(v.List) != 1 || v.List[0].Kind != codec.KindBytes {
+		return Entry{}, false
+	}
+	var e Entry
+	if json.Unmarshal(v.List[0].Bytes, &e) != nil || e.SHA256 == "" {
+		return Entry{}, false
+	}
+	return e, true
 }
 
 // Undeploy removes name from the fleet: every proxy stops serving its
@@ -530,21 +615,21 @@ func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version st
 func (f *Fleet) Undeploy(ctx context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	prev, _, err := f.readIndex(ctx)
-	if err != nil {
-		return err
+	// Removed and read in one call: the version removed is the one whose
+	// chunks go, even if a deploy replaced the entry a moment before.
+	idx := codec.Call{Key: []byte(IndexKey)}
+	idx.MapRemoveByKeys(BinIndex, codec.ReturnValue, []codec.Value{codec.Bytes([]byte(name))})
+	res, err := f.exec(ctx, idx)
+	if err != nil && !errors.Is(err, errNotFound) {
+		return fmt.Errorf("write the index: %w", err)
 	}
-	old, ok := prev[name]
+	old, ok := replacedEntry(res)
 	if !ok {
 		return fmt.Errorf("no deployed module %q", name)
 	}
-	idx := codec.Call{Key: []byte(IndexKey)}
-	idx.MapRemoveByKeys(BinIndex, codec.ReturnNone, []codec.Value{codec.Bytes([]byte(name))})
-	if _, err := f.exec(ctx, idx); err != nil {
-		return fmt.Errorf("write the index: %w", err)
-	}
 	f.deleteChunks(ctx, old)
 	f.undeploys.Add(1)
+	f.sweep(ctx)
 	if _, ok := f.served[name]; ok {
 		f.undeployLocal(ctx, name)
 	}
@@ -557,6 +642,7 @@ func (f *Fleet) Undeploy(ctx context.Context, name string) error {
 // deleteChunks removes a replaced version's chunks; a failure leaves
 // garbage, not harm (logged).
 func (f *Fleet) deleteChunks(ctx context.Context, e Entry) {
+	f.swept.Add(1)
 	for i := 0; i < e.Chunks; i += chunksPerRequest {
 		var calls []codec.Call
 		for j := i; j < min(i+chunksPerRequest, e.Chunks); j++ {
@@ -642,26 +728,19 @@ func (f *Fleet) report(ctx context.Context, changed map[string]Status, gone []st
 }
 
 // Fleet returns every proxy's state of every deployed module, as the
-// status record holds them, sorted by proxy and module.
+// status record holds them, sorted by proxy and module, each with its
+// proxy's last heartbeat and whether that is older than StaleAfter.
 func (f *Fleet) Fleet(ctx context.Context) ([]Status, error) {
-	c := codec.Call{Key: []byte(StatusKey)}
-	c.Get(BinStatus)
-	res, err := f.exec(ctx, c)
-	if errors.Is(err, errNotFound) {
-		return nil, nil
-	}
+	rec, err := f.readStatus(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Status
-	if len(res) == 1 && len(res[0].Values) == 1 && res[0].Values[0].Kind == codec.KindMap {
-		items := res[0].Values[0].List
-		for i := 0; i+1 < len(items); i += 2 {
-			var s Status
-			if json.Unmarshal(items[i+1].Bytes, &s) == nil {
-				out = append(out, s)
-			}
-		}
+	now := time.Now().UnixMilli()
+	out := make([]Status, 0, len(rec.states))
+	for _, s := range rec.states {
+		s.LastSeen = rec.lastSeen(s.Proxy)
+		s.Stale = now-s.LastSeen > f.cfg.StaleAfter.Milliseconds()
+		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Proxy != out[j].Proxy {

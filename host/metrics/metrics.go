@@ -134,6 +134,9 @@ var (
 	dFleetPollErr = desc("fleet_poll_errors_total", "Reads of the deployed modules' index that failed.")
 	dFleetDeploys = desc("fleet_deploys_total", "MODULE DEPLOY and UNDEPLOY run on this proxy.", "op")
 	dFleetResults = desc("fleet_module_updates_total", "Deployed module versions this proxy dealt with, by outcome (loaded, refused, fetch_failed).", "result")
+	dFleetBeats   = desc("fleet_heartbeats_total", "Last-seen times this proxy wrote into the fleet's status record.")
+	dFleetForgot  = desc("fleet_proxies_forgotten_total", "Proxies unseen for deploy_forget_after whose states this proxy removed.")
+	dFleetSwept   = desc("fleet_chunks_swept_total", "Deployed versions whose chunk records this proxy deleted: replaced, undeployed, or never committed.")
 	dFleetState   = desc("fleet_module_state", "1 per deployed module: the state of its deployed version on this proxy (serving, refused, fetch_failed).", "module", "sha256", "state")
 	dASClient     = desc("aerospike_client", "The Aerospike client's own figures (connections, tends, node counts), by its names.", "stat")
 )
@@ -208,6 +211,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(ch, dFleetResults, float64(fc.Swaps), "loaded")
 		counter(ch, dFleetResults, float64(fc.Refusals), "refused")
 		counter(ch, dFleetResults, float64(fc.FetchFails), "fetch_failed")
+		counter(ch, dFleetBeats, float64(fc.Heartbeats))
+		counter(ch, dFleetForgot, float64(fc.Forgotten))
+		counter(ch, dFleetSwept, float64(fc.Swept))
 		for _, st := range f.Local() {
 			gauge(ch, dFleetState, 1, st.Module, st.SHA256, st.State)
 		}

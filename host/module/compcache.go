@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -45,53 +47,155 @@ type compiledEntry struct {
 	cm   wazero.CompiledModule
 	refs int    // versions using it; guarded by Runtime.cmu
 	used uint64 // when it was last released, in r.cseq ticks, for eviction
+	// spare is an instance started by Precompile, which the next version
+	// of this content takes as its first instance; guarded by Runtime.cmu.
+	spare *instance
 }
 
-// compile returns the compiled module of the file content bin with a
-// reference taken, compiling it (with loop fuel) if no cache holds it.
-func (r *Runtime) compile(ctx context.Context, bin []byte) (*compiledEntry, error) {
-	sum := sha256.Sum256(bin)
-	r.cmu.Lock()
-	if e := r.compiled[sum]; e != nil {
-		e.refs++
+// compileWait is a compilation under way, which loads of the same
+// content wait for rather than compile it a second time.
+type compileWait struct {
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// compile returns the compiled module of the file content bin, whose
+// SHA-256 is sum, with a reference taken, compiling it (with loop fuel) if
+// no cache holds it. A compilation of the same content under way (a
+// speculative one, Precompile) is waited for, not repeated.
+func (r *Runtime) compile(ctx context.Context, bin []byte, sum [32]byte) (*compiledEntry, error) {
+	for {
+		r.cmu.Lock()
+		if e := r.compiled[sum]; e != nil {
+			e.refs++
+			r.cmu.Unlock()
+			return e, nil
+		}
+		w := r.compiling[sum]
+		if w == nil {
+			break // ours to compile, r.cmu held
+		}
 		r.cmu.Unlock()
-		return e, nil
+		select {
+		case <-w.done:
+			if w.err != nil {
+				return nil, w.err
+			}
+			// Compiled: the entry is in r.compiled unless evicted since.
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	w := &compileWait{done: make(chan struct{})}
+	r.compiling[sum] = w
 	r.cmu.Unlock()
 
-	// Not compiled in this process: the rewrite may be on disk.
-	fueled := r.readFueled(sum)
-	var cm wazero.CompiledModule
-	var err error
-	if fueled != nil {
-		if cm, err = r.wrt.CompileModule(ctx, fueled); err != nil {
-			// A damaged cache file: rewrite it.
-			_ = os.Remove(r.fueledPath(sum))
-			fueled = nil
-		}
-	}
-	if fueled == nil {
-		if fueled, err = instrument(bin); err != nil {
-			return nil, fmt.Errorf("add loop fuel: %w", err)
-		}
-		if cm, err = r.wrt.CompileModule(ctx, fueled); err != nil {
-			return nil, fmt.Errorf("compile: %w", err)
-		}
-		r.writeFueled(sum, fueled)
-	}
+	r.compilations.Add(1)
+	cm, err := r.compileNew(ctx, bin, sum)
 
 	r.cmu.Lock()
 	defer r.cmu.Unlock()
-	if e := r.compiled[sum]; e != nil {
-		// Compiled meanwhile by another load (MODULE LOAD beside the
-		// watcher): keep one.
-		_ = cm.Close(ctx)
-		e.refs++
-		return e, nil
+	delete(r.compiling, sum)
+	w.err = err
+	close(w.done)
+	if err != nil {
+		return nil, err
 	}
 	e := &compiledEntry{sum: sum, cm: cm, refs: 1}
 	r.compiled[sum] = e
 	return e, nil
+}
+
+// compileNew compiles content new to this process: the instrumented binary
+// from the disk cache, or instrumented now, then wazero's CompileModule
+// (which finds the native code in its own cache when it has it).
+func (r *Runtime) compileNew(ctx context.Context, bin []byte, sum [32]byte) (wazero.CompiledModule, error) {
+	fueled := r.readFueled(sum)
+	if fueled != nil {
+		cm, err := r.wrt.CompileModule(ctx, fueled)
+		if err == nil {
+			return cm, nil
+		}
+		// A damaged cache file: rewrite it.
+		_ = os.Remove(r.fueledPath(sum))
+	}
+	fueled, err := instrument(bin)
+	if err != nil {
+		return nil, fmt.Errorf("add loop fuel: %w", err)
+	}
+	cm, err := r.wrt.CompileModule(ctx, fueled)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	r.writeFueled(sum, fueled)
+	return cm, nil
+}
+
+// Precompile compiles the file content bin ahead of its load, so that a
+// Load of the same content (the file renamed into place, a fleet deploy)
+// finds it compiled: the watcher calls it for a build being staged under a
+// temporary name. The result stays as an unused entry (idleCompiled
+// bounds them); a load of the content while it compiles waits for it. It
+// returns the compilation's error (a partial file, not a module), which
+// nobody needs to see: the load of a bad file reports its own.
+func (r *Runtime) Precompile(ctx context.Context, bin []byte) error {
+	sum := sha256.Sum256(bin)
+	r.cmu.Lock()
+	closed := r.cclosed
+	r.cmu.Unlock()
+	if closed {
+		return errors.New("module runtime closed")
+	}
+	e, err := r.compile(ctx, bin, sum)
+	if err != nil {
+		return err
+	}
+	defer r.release(e)
+	r.cmu.Lock()
+	has := e.spare != nil
+	r.cmu.Unlock()
+	if has {
+		return nil
+	}
+	// Start the version's first instance now too (a Go module's runtime
+	// initialisation, and its memory's first touch, take milliseconds to
+	// tens of them): the load then only checks and publishes. The
+	// instance belongs to a stand-in version until a load adopts it
+	// (takeSpare).
+	pv := &version{rt: r, compiled: e.cm, ctr: &modCounters{gate: make(chan struct{}, suspectTurns())}}
+	_, pv.batch = e.cm.ExportedFunctions()["respike_batch"] // as prepare sets it: instantiate looks the export up
+	in, err := pv.instantiate(ctx)
+	if err != nil {
+		return err // the load will say it again, as its own refusal
+	}
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	if e.spare != nil || r.cclosed {
+		in.close()
+		return nil
+	}
+	e.spare = in
+	return nil
+}
+
+// takeSpare hands the instance Precompile started for e's content to v,
+// or returns nil.
+func (r *Runtime) takeSpare(e *compiledEntry, v *version) *instance {
+	r.cmu.Lock()
+	in := e.spare
+	e.spare = nil
+	r.cmu.Unlock()
+	if in == nil {
+		return nil
+	}
+	in.v = v
+	if v.batch && in.fBatch == nil {
+		in.fBatch = in.mod.ExportedFunction("respike_batch")
+	}
+	in.used = time.Now()
+	v.live.Add(1)
+	v.memBytes.Add(int64(in.memSeen))
+	return in
 }
 
 // release drops a version's reference on e; an entry nobody uses stays
@@ -130,6 +234,10 @@ func (r *Runtime) release(e *compiledEntry) {
 // evict closes an entry nobody uses. Called with r.cmu held.
 func (r *Runtime) evict(e *compiledEntry) {
 	delete(r.compiled, e.sum)
+	if e.spare != nil {
+		e.spare.close()
+		e.spare = nil
+	}
 	_ = e.cm.Close(context.Background())
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -86,5 +87,103 @@ func TestCompiledByContent(t *testing.T) {
 	}
 	if b, err := os.ReadFile(p); err != nil || len(b) < 100 {
 		t.Errorf("the damaged cache file was not rewritten: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestPrecompile checks the speculative compilation of a staged build: a
+// content precompiled is found compiled by its load (LoadBytes and Load
+// alike), a load of a content being precompiled waits for it rather than
+// compiling it again, and a broken content reports an error and caches
+// nothing.
+func TestPrecompile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := newRuntime(t, Config{CacheDir: t.TempDir()}, newFakeStore(true))
+
+	v1 := fakeVersion("1")
+	if err := r.Precompile(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.compilations.Load(); n != 1 {
+		t.Fatalf("%d compilations after Precompile, want 1", n)
+	}
+	r.cmu.Lock()
+	spare := r.compiled[sha256.Sum256(v1)].spare
+	r.cmu.Unlock()
+	if spare == nil {
+		t.Fatal("Precompile started no instance")
+	}
+	p := writeModule(t, dir, "m.wasm", v1)
+	info, err := r.LoadBytes(ctx, p, v1, sha256.Sum256(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cmu.Lock()
+	left := r.compiled[sha256.Sum256(v1)].spare
+	r.cmu.Unlock()
+	if v := r.reg.Load().mods["m"]; left != nil || v.slots[0].inst != spare || spare.v != v || info.Instances != 1 {
+		t.Fatalf("the load did not adopt the precompiled instance: left %p, slot 0 %p, want %p; %d instances", left, v.slots[0].inst, spare, info.Instances)
+	}
+	if got := do(t, r, "ver"); got != "+1\r\n" {
+		t.Fatalf("ver = %q", got)
+	}
+	if n := r.compilations.Load(); n != 1 {
+		t.Fatalf("the load of a precompiled content compiled it again (%d compilations)", n)
+	}
+
+	// Loads racing a precompilation of the same content: one compilation.
+	v2 := fakeVersion("2")
+	p2 := writeModule(t, dir, "m2/m.wasm", v2)
+	errs := make(chan error, 3)
+	go func() { errs <- r.Precompile(ctx, v2) }()
+	go func() { _, err := r.Load(ctx, p2); errs <- err }()
+	go func() { errs <- r.Precompile(ctx, v2) }()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := do(t, r, "ver"); got != "+2\r\n" {
+		t.Fatalf("ver = %q", got)
+	}
+	if n := r.compilations.Load(); n != 2 {
+		t.Fatalf("%d compilations, want 2: concurrent compilations of one content were not shared", n)
+	}
+
+	// A partial file (a copy caught mid-way) fails and leaves nothing.
+	if err := r.Precompile(ctx, v2[:len(v2)/2]); err == nil {
+		t.Fatal("Precompile of half a module succeeded")
+	}
+	r.cmu.Lock()
+	n, busy := len(r.compiled), len(r.compiling)
+	r.cmu.Unlock()
+	if n != 2 || busy != 0 {
+		t.Fatalf("%d compiled entries and %d compilations under way, want 2 and 0", n, busy)
+	}
+}
+
+// TestPrecompiledInstanceBatches checks that the instance a load adopts
+// from Precompile is complete: a Go module built with the SDK exports
+// respike_batch, and the adopted instance must call it.
+func TestPrecompiledInstanceBatches(t *testing.T) {
+	ctx := context.Background()
+	r := newRuntime(t, Config{}, newFakeStore(true))
+	path := filepath.Join(modDir, "kv.wasm")
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Precompile(ctx, bin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.LoadBytes(ctx, path, bin, sha256.Sum256(bin)); err != nil {
+		t.Fatal(err)
+	}
+	v := r.reg.Load().mods["kv"]
+	if !v.batch {
+		t.Fatal("kv does not export respike_batch: the test needs a module that does")
+	}
+	if in := v.slots[0].inst; in == nil || in.fBatch == nil {
+		t.Fatalf("the adopted instance has no respike_batch: %+v", in)
 	}
 }

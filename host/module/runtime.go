@@ -3,6 +3,7 @@ package module
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,10 +48,13 @@ type Runtime struct {
 	reg     atomic.Pointer[registry]
 	callPol sync.Pool // *call
 
-	cmu      sync.Mutex                  // guards compiled, cseq, cclosed (compcache.go)
-	compiled map[[32]byte]*compiledEntry // compiled modules by file content
-	cseq     uint64
-	cclosed  bool
+	cmu       sync.Mutex                  // guards compiled, compiling, cseq, cclosed (compcache.go)
+	compiled  map[[32]byte]*compiledEntry // compiled modules by file content
+	compiling map[[32]byte]*compileWait   // compilations under way by file content
+	// compilations counts contents compiled (not found in r.compiled).
+	compilations atomic.Int64
+	cseq         uint64
+	cclosed      bool
 
 	reapMu    sync.Mutex    // serialises reap
 	recycleAt uint32        // Config.RecycleMiB in bytes; 0 never
@@ -80,13 +84,14 @@ type registry struct {
 // LoadDir or Load.
 func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 	r := &Runtime{
-		cfg:      cfg,
-		st:       st,
-		inline:   st != nil && st.Inline() && !cfg.NoInline,
-		log:      cfg.Logger,
-		deadline: cfg.Deadline,
-		nInst:    cfg.Instances,
-		compiled: map[[32]byte]*compiledEntry{},
+		cfg:       cfg,
+		st:        st,
+		inline:    st != nil && st.Inline() && !cfg.NoInline,
+		log:       cfg.Logger,
+		deadline:  cfg.Deadline,
+		nInst:     cfg.Instances,
+		compiled:  map[[32]byte]*compiledEntry{},
+		compiling: map[[32]byte]*compileWait{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -219,6 +224,22 @@ func ModuleName(path string) string {
 // name: new commands go to the new version while commands in flight finish
 // on the old one. On failure nothing changes except the module's LastError.
 func (r *Runtime) Load(ctx context.Context, path string) (ModuleInfo, error) {
+	return r.load(ctx, path, nil, [32]byte{})
+}
+
+// LoadBytes is Load of a file whose content the caller has read already:
+// bin, and sum its SHA-256. The watcher reads and hashes a file to know
+// whether it changed; handing both over spares a second read and hash of a
+// few megabytes on the way to the swap.
+func (r *Runtime) LoadBytes(ctx context.Context, path string, bin []byte, sum [32]byte) (ModuleInfo, error) {
+	if bin == nil {
+		bin = []byte{}
+	}
+	return r.load(ctx, path, bin, sum)
+}
+
+// load is Load, of the content bin (hashed sum) when bin is not nil.
+func (r *Runtime) load(ctx context.Context, path string, bin []byte, sum [32]byte) (ModuleInfo, error) {
 	name := ModuleName(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -226,7 +247,7 @@ func (r *Runtime) Load(ctx context.Context, path string) (ModuleInfo, error) {
 		return ModuleInfo{}, fmt.Errorf("module %s: runtime closed", path)
 	}
 	start := time.Now()
-	v, err := r.prepare(ctx, name, path)
+	v, err := r.prepare(ctx, name, path, bin, sum)
 	if err != nil {
 		r.refusals.Add(1)
 		err = fmt.Errorf("module %s: %w", path, err)
@@ -265,15 +286,18 @@ func (r *Runtime) Load(ctx context.Context, path string) (ModuleInfo, error) {
 
 // prepare compiles and checks a module and returns it ready to publish.
 // Called with r.mu held.
-func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, error) {
+func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, sum [32]byte) (*version, error) {
 	if name == "" {
 		return nil, errors.New("empty module name")
 	}
-	bin, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	if bin == nil {
+		var err error
+		if bin, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+		sum = sha256.Sum256(bin)
 	}
-	ce, err := r.compile(ctx, bin)
+	ce, err := r.compile(ctx, bin, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +320,12 @@ func (r *Runtime) prepare(ctx context.Context, name, path string) (*version, err
 		v.slots[i] = &slot{v: v, wake: make(chan struct{}, 1)}
 	}
 	v.wake = make(chan struct{}, len(v.slots))
-	v.refs.Store(1) // the registry's reference
-	in, err := v.instantiate(ctx)
-	if err != nil {
-		return nil, err
+	v.refs.Store(1)          // the registry's reference
+	in := r.takeSpare(ce, v) // started by Precompile, if it ran
+	if in == nil {
+		if in, err = v.instantiate(ctx); err != nil {
+			return nil, err
+		}
 	}
 	v.slots[0].inst = in
 	abi, err := in.invoke(in.fABI, 0, 0)

@@ -62,9 +62,11 @@ func cmdModuleUndeploy(c *client, args [][]byte) {
 // cmdModuleFleet answers one map per proxy and deployed module: the
 // proxy's name, the module, the deployed version it last dealt with
 // (sha256), the manifest version it serves, its state (serving, refused,
-// fetch_failed) and why, when it reported it (Unix ms), and whether that
+// fetch_failed) and why, when it reported it (Unix ms), whether that
 // version is the one deployed now (current 1) or an older one (the proxy
-// has not caught up, or has gone).
+// has not caught up, or has gone), the proxy's last heartbeat (Unix ms)
+// and whether it is older than deploy_stale_after (stale 1: the proxy is
+// gone or cut off from the store).
 func cmdModuleFleet(c *client, _ [][]byte) {
 	f := c.fleetFor(false)
 	if f == nil {
@@ -86,7 +88,7 @@ func cmdModuleFleet(c *client, _ [][]byte) {
 	}
 	c.w.Array(len(states))
 	for _, st := range states {
-		c.w.Map(8)
+		c.w.Map(10)
 		c.w.BulkString("proxy")
 		c.w.BulkString(st.Proxy)
 		c.w.BulkString("module")
@@ -103,6 +105,14 @@ func cmdModuleFleet(c *client, _ [][]byte) {
 		c.w.Int(st.At)
 		c.w.BulkString("current")
 		if current[st.Module] == st.SHA256 {
+			c.w.Int(1)
+		} else {
+			c.w.Int(0)
+		}
+		c.w.BulkString("last_seen_ms")
+		c.w.Int(st.LastSeen)
+		c.w.BulkString("stale")
+		if st.Stale {
 			c.w.Int(1)
 		} else {
 			c.w.Int(0)

@@ -1,13 +1,16 @@
 // Package watch keeps a module runtime in step with its commands folder: a
 // new or changed .wasm file is loaded (and swapped in when it validates), a
 // removed one is unloaded. Writes are debounced so a file being written is
-// loaded once, after the writes stop; a file renamed into place is loaded
-// at once (after a settle of a few milliseconds); content hashes keep an
-// unchanged file from being compiled again.
+// loaded once, after the writes stop; a file renamed into place within the
+// folder is loaded at once (one moved in from elsewhere after a settle of
+// a few milliseconds); content hashes keep an unchanged file from being
+// compiled again.
 //
-// Names starting with a dot are ignored, so that an operator (or an editor)
-// can write ".kv.wasm.tmp" and rename it to "kv.wasm": the rename is one
-// event and the module never sees a partial file.
+// Names starting with a dot are not loaded, so that an operator (or an
+// editor) can write ".kv.wasm.tmp" and rename it to "kv.wasm": the rename is
+// one event and the module never sees a partial file. Such a staged build
+// is compiled speculatively as soon as its writes stop (stage.go), so that
+// its rename finds its code compiled.
 package watch
 
 import (
@@ -40,6 +43,20 @@ type Loader interface {
 	Modules() []module.ModuleInfo
 }
 
+// bytesLoader is a Loader that takes a file's content read already (the
+// module runtime): the watcher reads and hashes every file it syncs, and
+// handing both over spares the runtime a second read and hash.
+type bytesLoader interface {
+	LoadBytes(ctx context.Context, path string, bin []byte, sum [32]byte) (module.ModuleInfo, error)
+}
+
+// precompiler is a Loader that can compile a content ahead of its load
+// (the module runtime): the watcher has it compile a build staged under a
+// temporary name, so that its rename into place finds it compiled.
+type precompiler interface {
+	Precompile(ctx context.Context, bin []byte) error
+}
+
 // Watcher reconciles a folder of modules with a Loader. Its methods are safe
 // for concurrent use.
 type Watcher struct {
@@ -52,6 +69,9 @@ type Watcher struct {
 	// compile one file twice at once.
 	op   sync.Mutex
 	seen map[string][32]byte // module name → hash of the file last loaded or refused; guarded by op
+
+	// Speculative compilation of staged files (stage.go).
+	spec *stager
 
 	// trace, when set (by tests), is told the outcome of each file synced.
 	trace func(path string, o outcome)
@@ -80,7 +100,11 @@ func New(dir string, rt Loader, logger *slog.Logger, debounce time.Duration) *Wa
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Watcher{dir: filepath.Clean(dir), rt: rt, log: logger, debounce: debounce, seen: map[string][32]byte{}}
+	w := &Watcher{dir: filepath.Clean(dir), rt: rt, log: logger, debounce: debounce, seen: map[string][32]byte{}}
+	if pc, ok := rt.(precompiler); ok {
+		w.spec = newStager(pc, logger)
+	}
+	return w
 }
 
 // isModuleFile reports whether a file name in the folder is a module.
@@ -105,6 +129,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := w.rescan(ctx, false); err != nil {
 		w.log.Error("reconcile the commands folder", "dir", w.dir, "err", err)
 	}
+	if w.spec != nil {
+		go w.spec.run(ctx)
+	}
 	w.report(w.dir, watching)
 
 	pending := map[string]change{}
@@ -115,11 +142,24 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// minutes does not hold back the others.
 	armed := false
 	var due time.Time
+	// renaming says the previous event was a file renamed away: inotify
+	// reports a rename within the folder as that event immediately
+	// followed by the creation of the new name, which then is a whole
+	// file (the documented deploy, .x.wasm.tmp renamed to x.wasm).
+	renaming := false
 	note := func(ev fsnotify.Event) {
+		renamed := renaming && ev.Op == fsnotify.Create
+		renaming = ev.Has(fsnotify.Rename)
+		if w.spec != nil && isStagedFile(ev.Name) {
+			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) {
+				w.spec.written(ev.Name, time.Now())
+			}
+			return
+		}
 		if !isModuleFile(ev.Name) {
 			return
 		}
-		c := change{at: time.Now(), whole: ev.Op == fsnotify.Create}
+		c := change{at: time.Now(), whole: ev.Op == fsnotify.Create, renamed: renamed}
 		pending[ev.Name] = c
 		if at := c.at.Add(w.quiet(c)); !armed || at.Before(due) {
 			timer.Reset(time.Until(at))
@@ -180,12 +220,16 @@ const settle = 10 * time.Millisecond
 
 // change is a pending event of a module file.
 type change struct {
-	at    time.Time // the last event
-	whole bool      // the last event was the file's creation (see settle)
+	at      time.Time // the last event
+	whole   bool      // the last event was the file's creation (see settle)
+	renamed bool      // ... by a rename within the folder: complete at once
 }
 
 // quiet is how long the file of c must stay quiet before it is loaded.
 func (w *Watcher) quiet(c change) time.Duration {
+	if c.renamed {
+		return 0
+	}
 	if c.whole {
 		return min(settle, w.debounce)
 	}
@@ -204,7 +248,7 @@ func (w *Watcher) syncQuiet(ctx context.Context, pending map[string]change) time
 			// An empty file was created and not written yet (a copy that
 			// has not begun): its writes are debounced.
 			if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
-				c.whole = false
+				c.whole, c.renamed = false, false
 				pending[path] = c
 			}
 		}
@@ -289,9 +333,13 @@ func (w *Watcher) sync(ctx context.Context, path string, retryRefused bool) {
 		w.report(path, unchanged)
 		return
 	}
-	// The runtime reads the file again: if it changed meanwhile, its event
-	// brings the watcher back here.
-	_, err = w.rt.Load(ctx, path)
+	// If the file changed since it was read, its event brings the watcher
+	// back here.
+	if bl, ok := w.rt.(bytesLoader); ok {
+		_, err = bl.LoadBytes(ctx, path, data, sum)
+	} else {
+		_, err = w.rt.Load(ctx, path)
+	}
 	w.seen[name] = sum // a refused version is not retried until it changes
 	if err != nil {
 		// The runtime logs the reason and shows it in Modules.

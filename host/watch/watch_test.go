@@ -24,6 +24,18 @@ type fakeLoader struct {
 	mods   map[string]module.ModuleInfo
 	loads  []string // "name:content" of every Load, refused or not
 	unload []string
+	pre    []string // contents of every Precompile
+}
+
+// Precompile records the content; "\x00asm bad build" fails.
+func (f *fakeLoader) Precompile(_ context.Context, bin []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pre = append(f.pre, string(bin))
+	if bytes.HasPrefix(bin, []byte("\x00asm bad build")) {
+		return errors.New("does not compile")
+	}
+	return nil
 }
 
 func newFakeLoader() *fakeLoader { return &fakeLoader{mods: map[string]module.ModuleInfo{}} }
@@ -433,5 +445,57 @@ func TestBusyFileDoesNotHoldBackOthers(t *testing.T) {
 	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStagedBuildCompiledAhead checks the speculative compilation of a
+// build staged under a hidden name: once its writes pause it is compiled
+// (not loaded), a file that is no module is not, the same content is not
+// compiled twice, and the rename then loads it at once.
+func TestStagedBuildCompiledAhead(t *testing.T) {
+	h := newHarness(t, time.Hour)
+	errAny := errors.New("any error")
+	type staged struct {
+		name string
+		err  error
+	}
+	compiled := make(chan staged, 100)
+	h.w.spec.trace = func(path string, err error) { compiled <- staged{filepath.Base(path), err} }
+	h.run(0)
+	next := func(want staged) {
+		t.Helper()
+		select {
+		case got := <-compiled:
+			ok := got.name == want.name && (got.err == nil) == (want.err == nil)
+			if ok && want.err != nil && want.err != errAny {
+				ok = errors.Is(got.err, want.err)
+			}
+			if !ok {
+				t.Fatalf("staged %+v, want %+v", got, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s not compiled within 20s", want.name)
+		}
+	}
+	h.write(".notes.wasm.txt", "no module")
+	next(staged{".notes.wasm.txt", errNotModule})
+	h.write(".kv.wasm.tmp", "\x00asm v1 build")
+	next(staged{".kv.wasm.tmp", nil})
+	h.write(".other.wasm.tmp", "\x00asm v1 build") // same content
+	next(staged{".other.wasm.tmp", errCompiledBefore})
+	h.write(".bad.wasm.tmp", "\x00asm bad build")
+	next(staged{".bad.wasm.tmp", errAny})
+	if got := h.rt.loadLog(); len(got) != 0 {
+		t.Fatalf("staged files were loaded: %q", got)
+	}
+	if err := os.Rename(filepath.Join(h.dir, ".kv.wasm.tmp"), filepath.Join(h.dir, "kv.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	h.expect(event{"kv.wasm", loaded}) // an hour's debounce: the rename is loaded at once
+	h.rt.mu.Lock()
+	pre := slices.Clone(h.rt.pre)
+	h.rt.mu.Unlock()
+	if !slices.Equal(pre, []string{"\x00asm v1 build", "\x00asm bad build"}) {
+		t.Fatalf("precompiled %q", pre)
 	}
 }

@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,10 +35,14 @@ type fleetProxy struct {
 	daemon  *Daemon
 	fleet   *fleet.Fleet
 	admin   *redis.Client
+	// stop stops the fleet's polls and heartbeats, as a crash would (it
+	// does not Leave); start runs them again.
+	stop, start func()
 }
 
-// newFleet starts two proxies on one fresh store, polling every fleetPoll.
-func newFleet(t *testing.T) []*fleetProxy {
+// newFleet starts two proxies on one fresh store, polling every fleetPoll;
+// opts adjust their fleet configuration.
+func newFleet(t *testing.T, opts ...func(*fleet.Config)) []*fleetProxy {
 	t.Helper()
 	ctx := context.Background()
 	cache := warmCacheDir(t)
@@ -55,21 +62,39 @@ func newFleet(t *testing.T) []*fleetProxy {
 			}
 			t.Cleanup(b.Close)
 		}
-		f, err := fleet.New(b.Store, b.Runtime, fleet.Config{Proxy: name, Poll: fleetPoll, ChunkBytes: 256 << 10, Logger: env.logger})
+		fcfg := fleet.Config{Proxy: name, Poll: fleetPoll, ChunkBytes: 256 << 10, Logger: env.logger}
+		for _, o := range opts {
+			o(&fcfg)
+		}
+		f, err := fleet.New(b.Store, b.Runtime, fcfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); f.Run(runCtx) }()
-		t.Cleanup(func() { stop(); <-done })
+		p := &fleetProxy{name: name, backend: b, fleet: f}
+		var stopRun context.CancelFunc
+		var done chan struct{}
+		p.start = func() {
+			var runCtx context.Context
+			runCtx, stopRun = context.WithCancel(ctx)
+			done = make(chan struct{})
+			go func() { defer close(done); f.Run(runCtx) }()
+		}
+		p.stop = func() {
+			if stopRun != nil {
+				stopRun()
+				<-done
+				stopRun = nil
+			}
+		}
+		p.start()
+		t.Cleanup(p.stop)
 		cfg := testConfig()
 		cfg.Server.EnableModuleCommand = "yes"
-		d := serve(t, cfg, b)
-		d.Server.SetFleet(f)
-		out = append(out, &fleetProxy{name: name, backend: b, daemon: d, fleet: f,
-			admin: client(t, d.Addr, func(o *redis.Options) { o.PoolSize = 1 })})
+		p.daemon = serve(t, cfg, b)
+		p.daemon.Server.SetFleet(f)
+		p.admin = client(t, p.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
+		out = append(out, p)
 	}
 	return out
 }
@@ -81,7 +106,7 @@ func clearFleetRecords(t *testing.T, st store.Store) {
 	ctx := context.Background()
 	f := &fleetReader{st: st}
 	entries := f.index(t)
-	calls := []codec.Call{{Key: []byte(fleet.IndexKey)}, {Key: []byte(fleet.StatusKey)}}
+	calls := []codec.Call{{Key: []byte(fleet.IndexKey)}, {Key: []byte(fleet.StatusKey)}, {Key: []byte(fleet.PendingKey)}}
 	for _, e := range entries {
 		for i := range e.Chunks {
 			calls = append(calls, codec.Call{Key: []byte(fleet.ChunkKey(e.Name, e.SHA256, i))})
@@ -147,8 +172,8 @@ func fleetStates(t *testing.T, c *redis.Client) map[string]map[string]map[string
 	out := map[string]map[string]map[string]any{}
 	for _, e := range v {
 		list, ok := e.([]any)
-		if !ok || len(list) != 16 {
-			t.Fatalf("MODULE FLEET entry %v: want 8 fields", e)
+		if !ok || len(list) != 20 {
+			t.Fatalf("MODULE FLEET entry %v: want 10 fields", e)
 		}
 		m := map[string]any{}
 		for i := 0; i < len(list); i += 2 {
@@ -301,5 +326,124 @@ func TestFleetCommandsRefused(t *testing.T) {
 	help, err := c.Do(ctx, "MODULE", "HELP").StringSlice()
 	if err != nil || !strings.Contains(strings.Join(help, "\n"), "DEPLOY <path>") {
 		t.Errorf("MODULE HELP: %v, %v", help, err)
+	}
+}
+
+// chunkPresent reports whether chunk i of the version sum of module name
+// is in the store.
+func chunkPresent(t *testing.T, st store.Store, name, sum string, i int) bool {
+	t.Helper()
+	c := codec.Call{Key: []byte(fleet.ChunkKey(name, sum, i))}
+	c.Header()
+	var resp codec.Response
+	st.Exec(context.Background(), store.SystemDB, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{c}}, &resp)
+	if resp.Code != codec.OK || len(resp.Results) != 1 {
+		t.Fatalf("probe chunk: %d %s", resp.Code, resp.Msg)
+	}
+	switch resp.Results[0].Code {
+	case codec.OK:
+		return true
+	case codec.NotFound:
+		return false
+	}
+	t.Fatalf("probe chunk: %d %s", resp.Results[0].Code, resp.Results[0].Msg)
+	return false
+}
+
+// TestFleetLeftovers checks what a fleet leaves behind: deploys of one
+// module through both proxies at once leave the chunks of the version the
+// index names and of no other, and a proxy that stops without leaving
+// (a crash) is marked stale in MODULE FLEET, then forgotten, and comes
+// back when it runs again.
+func TestFleetLeftovers(t *testing.T) {
+	bins := hotswapBins(t)
+	const (
+		staleAfter  = 300 * time.Millisecond
+		forgetAfter = 1500 * time.Millisecond
+	)
+	proxies := newFleet(t, func(c *fleet.Config) {
+		c.Heartbeat, c.StaleAfter, c.ForgetAfter = 50*time.Millisecond, staleAfter, forgetAfter
+	})
+	a, b := proxies[0], proxies[1]
+	ctx := context.Background()
+	limit := 60 * time.Second
+	st := a.backend.Store
+
+	// Deploys racing each other: A through a while B through b, rounds
+	// in turn. Each answers +OK; afterwards one version's chunks remain.
+	paths := map[string]string{"A": writeModule(t, t.TempDir(), bins["A"]), "B": writeModule(t, t.TempDir(), bins["B"])}
+	sums := map[string]string{}
+	for tag, bin := range map[string][]byte{"A": bins["A"], "B": bins["B"]} {
+		sum := sha256.Sum256(bin)
+		sums[tag] = hex.EncodeToString(sum[:])
+	}
+	for round := range 4 {
+		var wg sync.WaitGroup
+		for i, p := range proxies {
+			tag := []string{"A", "B"}[(i+round)%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := p.admin.Do(ctx, "MODULE", "DEPLOY", paths[tag]).Err(); err != nil {
+					t.Errorf("round %d: MODULE DEPLOY %s through %s: %v", round, tag, p.name, err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	entries := (&fleetReader{st: st}).index(t)
+	if len(entries) != 1 {
+		t.Fatalf("index after the racing deploys: %+v", entries)
+	}
+	won := entries[0].SHA256
+	for tag, sum := range sums {
+		if got, want := chunkPresent(t, st, "hotswap", sum, 0), sum == won; got != want {
+			t.Errorf("build %s: chunk 0 present %v, want %v (the index names %.8s)", tag, got, want, won)
+		}
+	}
+	tagWon := "A"
+	if won == sums["B"] {
+		tagWon = "B"
+	}
+	for _, p := range proxies {
+		eventually(t, p.name+" serves the version the index names", limit, func() bool { return p.hsver(t) == tagWon })
+	}
+
+	// Both proxies beat: neither is stale.
+	eventually(t, "both proxies in MODULE FLEET, current and not stale", limit, func() bool {
+		s := fleetStates(t, a.admin)
+		for _, p := range proxies {
+			m := s[p.name]["hotswap"]
+			if m == nil || m["stale"] != int64(0) || m["current"] != int64(1) {
+				return false
+			}
+		}
+		return true
+	})
+	// b stops beating (a crash: nothing removes its states): stale, then
+	// forgotten, while a stays.
+	b.stop()
+	stopped := time.Now()
+	eventually(t, "b stale in MODULE FLEET", limit, func() bool {
+		return fleetStates(t, a.admin)[b.name]["hotswap"]["stale"] == int64(1)
+	})
+	if took := time.Since(stopped); took < staleAfter-100*time.Millisecond {
+		t.Errorf("b stale %v after its last heartbeat, want about %v", took, staleAfter)
+	}
+	eventually(t, "b forgotten", limit, func() bool {
+		s := fleetStates(t, a.admin)
+		return s[b.name] == nil && s[a.name]["hotswap"]["stale"] == int64(0)
+	})
+	if took := time.Since(stopped); took < forgetAfter-100*time.Millisecond {
+		t.Errorf("b forgotten %v after it stopped, want after %v", took, forgetAfter)
+	}
+	// b runs again: its heartbeat writes its states back.
+	b.start()
+	eventually(t, "b back in MODULE FLEET", limit, func() bool {
+		m := fleetStates(t, a.admin)[b.name]["hotswap"]
+		return m != nil && m["stale"] == int64(0) && m["state"] == fleet.StateServing
+	})
+	if c := a.fleet.Counters(); c.Forgotten < 1 || c.Heartbeats < 2 {
+		t.Errorf("a's counters %+v: want b forgotten and heartbeats", c)
 	}
 }

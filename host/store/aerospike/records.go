@@ -206,6 +206,9 @@ func (x *execCtx) finish(call *codec.Call, p *plan, key *as.Key, rec *as.Record,
 			return &errFatal{err: err, class: c}
 		}
 		code, msg := errResult(err)
+		if code == codec.FilteredOut && p.hll != nil {
+			return x.diagnoseHLL(call, p, key, res)
+		}
 		if p.live != nil && (code == codec.FilteredOut || code == codec.Exists) {
 			if handled, err := x.expired(call, p, key, res, code); handled {
 				return err
@@ -462,6 +465,8 @@ func decodeEntry(s slot, x any) codec.Value {
 		if v := fromClient(x); v.Kind == codec.KindInt {
 			return codec.Bool(v.Int > 0)
 		}
+	case decRaised:
+		return codec.Int(1)
 	case decRankOne:
 		if v := fromClient(x); v.Kind == codec.KindInt && v.Int >= 0 {
 			return codec.List(v)

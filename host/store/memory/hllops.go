@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// codec.OpHLLRaise: PFADD's in-place edit of a dense Redis HyperLogLog.
+// The registers are Redis's: 6 bits each, packed from byte 16 on, least
+// significant bits first (hyperloglog.c's HLL_DENSE_GET_REGISTER and
+// HLL_DENSE_SET_REGISTER).
+
+var errNotDenseHLL = &opError{codec.OpNotApplicable, "memory: the blob is not a dense HyperLogLog"}
+
+// hllHdr is the header of a dense HLL; hllRegisters its register count.
+const (
+	hllHdr       = 16
+	hllRegisters = 1 << 14
+	hllRegMax    = 63
+)
+
+// validateHLLRaise checks what both stores refuse whatever the record: an
+// OpHLLRaise that is not its call's only op, a call that may create the
+// record, a Value that is not whole 3-byte register entries in range.
+func validateHLLRaise(c *codec.Call, o *codec.Op) *opError {
+	if len(c.Ops) != 1 || c.Policy.Exists != codec.ExistsUpdateOnly {
+		return &opError{codec.InvalidOperation, "memory: OpHLLRaise must be the only op of an update-only call"}
+	}
+	if e := checkHLLRegs(o.Value); e != "" {
+		return &opError{codec.InvalidOperation, "memory: " + e}
+	}
+	return nil
+}
+
+// checkHLLRegs says what is wrong with an OpHLLRaise Value, or "".
+func checkHLLRegs(v codec.Value) string {
+	if v.Kind != codec.KindBytes || len(v.Bytes) == 0 || len(v.Bytes)%3 != 0 {
+		return "OpHLLRaise needs 3 bytes per register"
+	}
+	for k := 0; k < len(v.Bytes); k += 3 {
+		if int(v.Bytes[k])<<8|int(v.Bytes[k+1]) >= hllRegisters || v.Bytes[k+2] > hllRegMax {
+			return "OpHLLRaise: register index or count out of range"
+		}
+	}
+	return ""
+}
+
+// hllRaise runs OpHLLRaise on the draft. When no register rises it marks
+// the call unchanged, so that nothing is written.
+func (cx *callCtx) hllRaise(o *codec.Op) (codec.Value, *opError) {
+	blob, present, e := blobOf(cx.draftBin(o.Bin))
+	if e != nil {
+		return codec.Nil, e
+	}
+	if !present {
+		return codec.Nil, errBinNotFound
+	}
+	if len(blob) < codec.HLLDenseSize || string(blob[:4]) != "HYLL" || blob[4] != 0 {
+		return codec.Nil, errNotDenseHLL
+	}
+	// The stored blob may have been handed out by a read: the first
+	// register that rises copies it.
+	cur, copied := blob, false
+	regs := o.Value.Bytes
+	for k := 0; k < len(regs); k += 3 {
+		i, count := int(regs[k])<<8|int(regs[k+1]), regs[k+2]
+		if count <= hllGet(cur, i) {
+			continue
+		}
+		if !copied {
+			cur, copied = append([]byte(nil), blob...), true
+		}
+		hllSet(cur, i, count)
+	}
+	if !copied {
+		cx.unchanged = true
+		return codec.Int(0), nil
+	}
+	cur[15] |= 1 << 7 // the cached cardinality is no longer valid
+	cx.setBin(o.Bin, codec.Bytes(cur), nil)
+	return codec.Int(1), nil
+}
+
+// hllGet is register i of the dense HLL h.
+func hllGet(h []byte, i int) uint8 {
+	b, fb := hllHdr+i*6/8, uint(i*6&7)
+	v := uint(h[b]) >> fb
+	if b+1 < len(h) {
+		v |= uint(h[b+1]) << (8 - fb)
+	}
+	return uint8(v & hllRegMax)
+}
+
+// hllSet sets register i of the dense HLL h to v.
+func hllSet(h []byte, i int, v uint8) {
+	b, fb := hllHdr+i*6/8, uint(i*6&7)
+	h[b] = h[b]&^byte(hllRegMax<<fb) | byte(uint(v)<<fb)
+	if fb > 2 {
+		h[b+1] = h[b+1]&^byte(hllRegMax>>(8-fb)) | byte(v>>(8-fb))
+	}
+}

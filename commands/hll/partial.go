@@ -15,10 +15,10 @@ import (
 // would leave. Anything else (a missing key, a sparse HLL, a value stored
 // as an integer, a type error) falls back to the whole-value path.
 //
-// The dense length check of Redis's isHLLObjectOrReply is done by reading
-// the last byte a dense HLL has (a shorter value fails); no store op tells
-// a value's length, so a dense HLL made longer (APPEND) is not detected
-// here (docs/compatibility.md).
+// The dense length check of Redis's isHLLObjectOrReply: OpHLLRaise checks
+// the exact length; PFCOUNT reads the last byte a dense HLL has (a shorter
+// value fails), but no store read tells a value's length, so a dense HLL
+// made longer (APPEND) is not detected there (docs/compatibility.md).
 
 // maxPartial bounds the elements of a PFADD that takes the partial path,
 // and so the size of the op (and of its expression on Aerospike).

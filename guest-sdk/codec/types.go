@@ -300,8 +300,7 @@ const (
 	// many writers of one key. Value is bytes, three per register: its
 	// index (0..16383, two bytes big-endian), then the count to raise it
 	// to (0..63). The blob in Bin must be a dense HLL: "HYLL", encoding
-	// byte 0, at least 12,304 bytes (neither store tells a longer one
-	// apart). Each register (6 bits, packed from byte 16 on, least
+	// byte 0, exactly 12,304 bytes (HLLDenseSize). Each register (6 bits, packed from byte 16 on, least
 	// significant bits first, as Redis packs them) whose value is below
 	// its count is set to it; a register given twice takes the larger
 	// count. When any rose, the top bit of byte 15 (the cached
@@ -309,7 +308,9 @@ const (
 	// Int(1). When none rose it returns Int(0) and the call writes
 	// nothing: the record keeps its bytes, generation and TTL (the
 	// policy's TTL is not applied), as Redis's PFADD that changes no
-	// register touches nothing (WATCH). It must be its call's only op,
+	// register touches nothing (WATCH); the result then reports
+	// Generation and TTL 0 (on Aerospike such a call is filtered out,
+	// and that answer carries no record metadata). It must be its call's only op,
 	// with ExistsUpdateOnly (anything else is InvalidOperation, as is a
 	// malformed Value). An absent bin fails the call with BinNotFound, a
 	// bin that is not a blob with BinTypeError, a blob that is not a

@@ -1,7 +1,6 @@
 package aerospike
 
 import (
-	"math"
 	"strconv"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
@@ -11,17 +10,26 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// codec.OpHLLRaise on Aerospike: one operate whose filter expression
-// passes only when the bin is a dense HLL and one of the registers is
-// below its count, and whose one write is an expression that raises them
-// (Aerospike's bit expressions, BitGetInt and BitSetInt on the blob) and
-// sets the cached cardinality's "not valid" bit. A PFADD that raises
-// nothing is therefore filtered out and writes nothing: Aerospike bumps
-// the generation (and rewrites the record) on any write op, even one that
-// changes no byte. FILTERED_OUT also stands for the type guard, the
-// exact expiry and a bin that is not a dense HLL, so it is followed by a
-// read that tells them apart (diagnoseHLL); on a PFADD of elements
-// already counted that read is the second round trip.
+// codec.OpHLLRaise on Aerospike: one operate. With ok = "live (the
+// exact expiry), of the guarded type, and v a dense HLL" and rise = "some
+// register below its count" (BitGetInt of the register's fields):
+//
+//   - the filter is NOT(ok AND NOT rise): a dense HLL where nothing would
+//     rise is filtered out, and FILTERED_OUT answers Int(0) with nothing
+//     written. Aerospike bumps the generation (and rewrites the record)
+//     on any write op, even one that changes no byte, so "write nothing"
+//     can only be a filter; and the filter fails for nothing else;
+//   - the one write is cond(ok, raised v, unknown): BitSetInt of the
+//     registers' fields and of the cache's "not valid" bit. unknown fails
+//     the op with OP_NOT_APPLICABLE: the record is not a live dense HLL of
+//     the type, and a read tells which (diagnoseHLL).
+//
+// So a PFADD costs one round trip whether it raises a register or not.
+// No part of ok or rise can fail to evaluate (a filter that fails to
+// evaluate filters out, which would read as "nothing rose"): the bin's
+// type is checked first, and the length before any bit is read, by
+// comparing v with itself resized to 12,304 bytes (no expression tells a
+// blob's length).
 //
 // Redis packs the 6-bit registers least significant bit first; Aerospike
 // numbers bits from the most significant. A register within one byte is
@@ -42,9 +50,9 @@ const hllResultBin = "hll"
 const (
 	hllAbsent   = -3 // no bin
 	hllNotBlob  = -2 // the bin is not a blob
-	hllNotDense = -1 // a blob that is not a dense HLL (or too short: the read fails, nil)
+	hllNotDense = -1 // a blob that is not a dense HLL
 	hllNoRise   = 0  // dense; no register would rise
-	hllRise     = 1  // dense; a register would rise
+	hllRise     = 1  // dense; a register would rise (the two are not told apart)
 )
 
 // parseHLLRegs decodes and checks an OpHLLRaise Value, keeping the
@@ -105,13 +113,25 @@ func hllSetExp(i int, v uint8, e *as.Expression) *as.Expression {
 	return as.ExpBitSetInt(bitSetPolicy, as.ExpIntVal(lo), as.ExpIntVal(n1), as.ExpIntVal(int64(v&(1<<n1-1))), e)
 }
 
-// hllDenseExp is true when the blob e is a dense HLL: "HYLL", encoding 0,
-// and a last byte where a dense HLL has it (a shorter blob fails the
-// expression).
-func hllDenseExp(e *as.Expression) *as.Expression {
+// hllDenseExp is true when the blob bin is a dense HLL: a blob of
+// 12,304 bytes (v resized to that length is v) starting with "HYLL" and
+// encoding 0. It never fails to evaluate.
+func hllDenseExp(bin string) *as.Expression {
+	v := as.ExpBlobBin(bin)
 	return as.ExpAnd(
-		as.ExpEq(as.ExpBitGet(as.ExpIntVal(0), as.ExpIntVal(40), e), as.ExpBlobVal([]byte("HYLL\x00"))),
-		as.ExpGreaterEq(as.ExpBitCount(as.ExpIntVal((codec.HLLDenseSize-1)*8), as.ExpIntVal(8), e), as.ExpIntVal(0)),
+		binIs(bin, ParticleType.BLOB),
+		as.ExpEq(as.ExpBitResize(bitGrowPolicy, as.ExpIntVal(codec.HLLDenseSize), as.BitResizeFlagsDefault, v), v),
+		as.ExpEq(as.ExpBitGet(as.ExpIntVal(0), as.ExpIntVal(40), v), as.ExpBlobVal([]byte("HYLL\x00"))),
+	)
+}
+
+// notExpired is the not-expired condition at nowMs (liveCache's, unpacked,
+// to be part of a larger expression).
+func notExpired(nowMs int64) *as.Expression {
+	return as.ExpCond(
+		binIs(codec.BinExpire, ParticleType.INTEGER),
+		as.ExpGreater(as.ExpIntBin(codec.BinExpire), as.ExpIntVal(nowMs)),
+		as.ExpBoolVal(true),
 	)
 }
 
@@ -127,9 +147,10 @@ func hllRiseExp(regs []hllReg, e *as.Expression) *as.Expression {
 	return as.ExpOr(conds...)
 }
 
-// translateHLLRaise adds OpHLLRaise to the plan: its condition joins the
-// filter (as an expected item does), its write is one expression.
-func translateHLLRaise(call *codec.Call, i int, op *codec.Op, p *plan) {
+// translateHLLRaise adds OpHLLRaise to the plan: its filter (which
+// replaces the guard and the expiry filter, see the top of this file) and
+// its one write.
+func translateHLLRaise(call *codec.Call, i int, op *codec.Op, p *plan, nowMs int64) {
 	if op.Bin == "" {
 		p.fail(codec.InvalidOperation, "OpHLLRaise needs a bin")
 		return
@@ -144,15 +165,22 @@ func translateHLLRaise(call *codec.Call, i int, op *codec.Op, p *plan) {
 		return
 	}
 	v := as.ExpBlobBin(op.Bin)
-	p.expects = append(p.expects, as.ExpAnd(hllDenseExp(v), hllRiseExp(regs, v)))
+	ok := []*as.Expression{notExpired(nowMs)}
+	if g := call.Policy.Guard; g != "" {
+		ok = append(ok, guardExp(g))
+	}
+	ok = append(ok, hllDenseExp(op.Bin))
+	okExp := as.ExpAnd(ok...)
+	rise := hllRiseExp(regs, v)
+	p.hllFilter = as.ExpNot(as.ExpAnd(okExp, as.ExpNot(rise)))
 	p.hll = as.ExpCond(
 		as.ExpNot(as.ExpBinExists(op.Bin)), as.ExpIntVal(hllAbsent),
 		as.ExpNot(binIs(op.Bin, ParticleType.BLOB)), as.ExpIntVal(hllNotBlob),
-		hllDenseExp(v), as.ExpCond(hllRiseExp(regs, v), as.ExpIntVal(hllRise), as.ExpIntVal(hllNoRise)),
+		hllDenseExp(op.Bin), as.ExpCond(rise, as.ExpIntVal(hllRise), as.ExpIntVal(hllNoRise)),
 		as.ExpIntVal(hllNotDense),
 	)
 
-	// The filter passed, so a register rises. Each later register is
+	// Past the filter, an ok record has a register to raise. Each is
 	// raised only if below its count (read from the bin as it was: the
 	// registers are distinct), on the blob the earlier ones left.
 	var w *as.Expression
@@ -173,13 +201,28 @@ func translateHLLRaise(call *codec.Call, i int, op *codec.Op, p *plan) {
 		w = as.ExpLet(append(defs, prev)...)
 	}
 	w = as.ExpBitSetInt(bitSetPolicy, as.ExpIntVal(15*8), as.ExpIntVal(1), as.ExpIntVal(1), w)
+	w = as.ExpCond(okExp, w, as.ExpUnknown())
 	p.add(as.ExpWriteOp(op.Bin, w, as.ExpWriteFlagDefault), slot{bin: op.Bin, op: i, dec: decRaised, entry: true})
 }
 
-// diagnoseHLL answers an OpHLLRaise call that was filtered out: the type
-// guard, an expired record, a bin that is not a dense HLL, or no register
-// to raise (then the answer is Int(0) and nothing was written). A register
-// that would rise now (written since) runs the call again.
+// finishHLL answers an OpHLLRaise call that failed: filtered out is
+// "nothing rose" (Int(0)); OP_NOT_APPLICABLE is a record that is not a
+// live dense HLL of the type, told apart by a read.
+func (x *execCtx) finishHLL(call *codec.Call, p *plan, key *as.Key, code codec.Code, res *codec.Result) (bool, error) {
+	switch code {
+	case codec.FilteredOut:
+		resetResult(res, len(call.Ops))
+		res.Values[0] = codec.Int(0)
+		return true, nil
+	case codec.OpNotApplicable:
+		return true, x.diagnoseHLL(call, p, key, res)
+	}
+	return false, nil
+}
+
+// diagnoseHLL answers an OpHLLRaise call whose write found no live dense
+// HLL of the type: the type guard, an expired record, a bin that is not
+// a dense HLL. A dense HLL now (written since) runs the call again.
 func (x *execCtx) diagnoseHLL(call *codec.Call, p *plan, key *as.Key, res *codec.Result) error {
 	ops := []*as.Operation{
 		as.GetBinOp(codec.BinType),
@@ -232,24 +275,14 @@ func (x *execCtx) diagnoseHLL(call *codec.Call, p *plan, key *as.Key, res *codec
 		case hllNotDense:
 			failResult(res, codec.OpNotApplicable, "not a dense HyperLogLog")
 			return nil
-		case hllNoRise:
-			res.Code, res.Msg, res.Generation = codec.OK, "", rec.Generation
-			res.TTL = int64(rec.Expiration)
-			if rec.Expiration == math.MaxUint32 {
-				res.TTL = -1
-			}
-			res.Values[0] = codec.Int(0)
-			return nil
 		}
-		// A register would rise now: written since the filter saw it.
+		// A dense HLL now: written since the call saw it.
 		resetResult(res, len(call.Ops))
 		rec, err = x.operate(x.writePolicy(p, p.filter, p.gen, false), key, p.ops...)
-		if err != nil && resultCode(err) == types.FILTERED_OUT {
+		if err != nil && resultCode(err) == types.OP_NOT_APPLICABLE {
 			continue
 		}
-		q := *p
-		q.hll = nil // no second diagnosis
-		return x.finish(call, &q, key, rec, err, res, true)
+		return x.finish(call, p, key, rec, err, res, true)
 	}
 	failResult(res, codec.BackendError, "aerospike: the record kept changing while raising HyperLogLog registers")
 	return nil

@@ -62,9 +62,12 @@ type plan struct {
 	live    *as.Expression   // the not-expired filter (in guard and filter too), or nil
 	keepX   bool             // a replacing TTLKeep write: keeps x (keepExpiry)
 	hll     *as.Expression   // OpHLLRaise's diagnosis read (hll.go), or nil
-	tracks  []addTrack       // adds on record values (for diagnosis)
-	notes   []binNote        // what earlier ops did to bins, for new tracks
-	cleared bool             // an earlier op deleted every bin
+	// hllFilter is OpHLLRaise's filter, which stands for the guard and
+	// the expiry filter (hll.go).
+	hllFilter *as.Expression
+	tracks    []addTrack // adds on record values (for diagnosis)
+	notes     []binNote  // what earlier ops did to bins, for new tracks
+	cleared   bool       // an earlier op deleted every bin
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -80,7 +83,7 @@ func (p *plan) reset() {
 	p.cleared = false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
-	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll = nil, nil, nil, nil, false, nil
+	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
 	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }
@@ -335,7 +338,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	hasReads := false
 	for i := range call.Ops {
 		op := &call.Ops[i]
-		t.translateOp(call, i, op, p)
+		t.translateOp(call, i, op, p, nowMs)
 		if !op.Code.Writes() && op.Code != codec.OpGetHeader {
 			hasReads = true
 		}
@@ -568,7 +571,7 @@ func (p *plan) addDelta(t addTarget, delta codec.Value) {
 	}
 }
 
-func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan) {
+func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan, nowMs int64) {
 	if op.Return.Inverted() && !selectsItems(op.Code) {
 		p.fail(codec.InvalidOperation, "ReturnInverted on op %d, which selects no map items", op.Code)
 		return
@@ -722,7 +725,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 		translateBit(i, op, p)
 
 	case codec.OpHLLRaise:
-		translateHLLRaise(call, i, op, p)
+		translateHLLRaise(call, i, op, p, nowMs)
 
 	case codec.OpExpectListItem:
 		// A condition of the filter expression, evaluated before the ops;

@@ -318,11 +318,10 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 		res.Values[i] = v
 	}
 	if cx.unchanged {
-		// An OpHLLRaise that raised nothing: no write at all, as on
-		// Aerospike, where its filter leaves the record alone.
+		// An OpHLLRaise that raised nothing: no write at all, and no
+		// record metadata in the answer, as on Aerospike, where its
+		// filter leaves the record alone.
 		cx.rollback()
-		res.Generation = r.gen
-		res.TTL = ttl(r.expires, now)
 		return
 	}
 

@@ -54,7 +54,7 @@ func (cx *callCtx) hllRaise(o *codec.Op) (codec.Value, *opError) {
 	if !present {
 		return codec.Nil, errBinNotFound
 	}
-	if len(blob) < codec.HLLDenseSize || string(blob[:4]) != "HYLL" || blob[4] != 0 {
+	if len(blob) != codec.HLLDenseSize || string(blob[:4]) != "HYLL" || blob[4] != 0 {
 		return codec.Nil, errNotDenseHLL
 	}
 	// The stored blob may have been handed out by a read: the first

@@ -94,15 +94,15 @@ func testHLLRaiseNothing(e *env) {
 	c.Policy.TTL, c.Policy.Seconds = codec.TTLSeconds, 1000
 	w := e.ok(c)
 	// Counts at or below the registers: nothing written, the cache stays
-	// valid, the generation and the TTL stay (even with a TTL asked for).
+	// valid, the generation and the TTL stay (even with a TTL asked for);
+	// the answer reports no generation or TTL.
 	c = e.raise("h", 0, 10, 1, 3, 2, 30, 9, 0, 100, 0)
 	c.Policy.TTL, c.Policy.Seconds = codec.TTLSeconds, 50
 	r := e.ok(c)
 	e.eq("nothing raised", r.Values[0], i64(0))
-	if r.Generation != w.Generation {
-		e.t.Errorf("generation after raising nothing = %d, want %d", r.Generation, w.Generation)
+	if r.Generation != 0 || r.TTL != 0 {
+		e.t.Errorf("raising nothing answered generation %d and TTL %d, want 0 and 0", r.Generation, r.TTL)
 	}
-	e.ttlNear("TTL after raising nothing", r.TTL, 1000)
 	e.eq("unchanged", e.get("h", codec.BinValue), codec.Bytes(h))
 	hd := e.ok(e.rec("h").Header())
 	if hd.Generation != w.Generation {
@@ -135,20 +135,27 @@ func testHLLRaiseNotDense(e *env) {
 	e.fails(e.raise("nobin", 0, 1), codec.BinNotFound)
 	e.ok(e.rec("int").Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, i64(12)))
 	e.fails(e.raise("int", 0, 1), codec.BinTypeError)
-	// Blobs that are not dense HLLs: sparse, short, another magic, empty.
+	// Blobs that are not dense HLLs: sparse, short, long, another magic,
+	// empty, a magic alone.
 	sparse := []byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff")
 	short := refHLL(nil)[:codec.HLLDenseSize-1]
+	long := append(refHLL(nil), 0)
 	other := refHLL(nil)
 	other[0] = 'h'
-	for name, v := range map[string][]byte{"sparse": sparse, "short": short, "other": other, "empty": {}} {
+	for name, v := range map[string][]byte{"sparse": sparse, "short": short, "long": long, "other": other, "empty": {}, "magic": []byte("HYL")} {
 		e.putHLL(name, v)
+		// Whether or not the register would rise (0 never does).
 		e.fails(e.raise(name, 0, 1), codec.OpNotApplicable)
+		e.fails(e.raise(name, 0, 0), codec.OpNotApplicable)
 		e.eq(name+" unchanged", e.get(name, codec.BinValue), codec.Bytes(v))
 	}
-	// Another type: the guard.
+	// Another type: the guard, whether or not a register would rise.
 	e.ok(e.rec("hash").Put(codec.BinType, codec.Str(codec.TypeHash)).Put(codec.BinValue, codec.Bytes(refHLL(nil))))
 	e.fails(e.raise("hash", 0, 1), codec.FilteredOut)
+	e.fails(e.raise("hash", 0, 0), codec.FilteredOut)
 	e.eq("hash unchanged", e.get("hash", codec.BinValue), codec.Bytes(refHLL(nil)))
+	e.fails(e.raise("int", 0, 0), codec.BinTypeError)
+	e.fails(e.raise("nobin", 0, 0), codec.BinNotFound)
 }
 
 func testHLLRaiseInvalid(e *env) {

@@ -17,6 +17,7 @@ var hllCases = []testCase{
 	{"HLLRaise", testHLLRaise},
 	{"HLLRaiseNothing", testHLLRaiseNothing},
 	{"HLLRaiseSeveral", testHLLRaiseSeveral},
+	{"HLLRaiseMany", testHLLRaiseMany},
 	{"HLLRaiseNotDense", testHLLRaiseNotDense},
 	{"HLLRaiseInvalid", testHLLRaiseInvalid},
 	{"HLLRaiseExpired", testHLLRaiseExpired},
@@ -125,6 +126,30 @@ func testHLLRaiseSeveral(e *env) {
 	e.eq("raised again", r.Values[0], i64(1))
 	regs[2] = 1
 	e.eq("value again", e.get("h", codec.BinValue), codec.Bytes(invalid(refHLL(regs))))
+}
+
+// testHLLRaiseMany raises 32 registers in one op, PFADD's most: every
+// other one rises, the last register among them.
+func testHLLRaiseMany(e *env) {
+	regs := map[int]uint8{}
+	var args []int
+	for k := range 32 {
+		i := 16383 - 37*k
+		regs[i] = 10
+		if k%2 == 0 {
+			regs[i] = 50
+		}
+		args = append(args, i, 40)
+	}
+	e.putHLL("h", refHLL(regs))
+	r := e.ok(e.raise("h", args...))
+	e.eq("raised", r.Values[0], i64(1))
+	for k := 1; k < 32; k += 2 {
+		regs[16383-37*k] = 40
+	}
+	e.eq("value", e.get("h", codec.BinValue), codec.Bytes(invalid(refHLL(regs))))
+	r = e.ok(e.raise("h", args...))
+	e.eq("nothing left to raise", r.Values[0], i64(0))
 }
 
 func testHLLRaiseNotDense(e *env) {

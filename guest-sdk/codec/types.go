@@ -322,6 +322,21 @@ const (
 // header and 16,384 registers of 6 bits (OpHLLRaise).
 const HLLDenseSize = 16 + 16384*6/8
 
+// CheckHLLRaise says what is wrong with the Value of an OpHLLRaise, or ""
+// when it is whole 3-byte entries of registers and counts in range. Both
+// stores refuse a wrong one with InvalidOperation.
+func CheckHLLRaise(v Value) string {
+	if v.Kind != KindBytes || len(v.Bytes) == 0 || len(v.Bytes)%3 != 0 {
+		return "OpHLLRaise needs 3 bytes per register"
+	}
+	for k := 0; k < len(v.Bytes); k += 3 {
+		if int(v.Bytes[k])<<8|int(v.Bytes[k+1]) >= 16384 || v.Bytes[k+2] > 63 {
+			return "OpHLLRaise: register index or count out of range"
+		}
+	}
+	return ""
+}
+
 // ReadOnly reports whether an op only reads: a call of read-only ops
 // changes nothing, so it wakes no blocked client. Any other code, including
 // one added after this function was last edited, counts as a write: a new

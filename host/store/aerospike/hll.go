@@ -58,16 +58,13 @@ const (
 // parseHLLRegs decodes and checks an OpHLLRaise Value, keeping the
 // largest count of a register given twice.
 func parseHLLRegs(v codec.Value) ([]hllReg, string) {
-	if v.Kind != codec.KindBytes || len(v.Bytes) == 0 || len(v.Bytes)%3 != 0 {
-		return nil, "OpHLLRaise needs 3 bytes per register"
+	if msg := codec.CheckHLLRaise(v); msg != "" {
+		return nil, msg
 	}
 	regs := make([]hllReg, 0, len(v.Bytes)/3)
 outer:
 	for k := 0; k < len(v.Bytes); k += 3 {
 		r := hllReg{i: int(v.Bytes[k])<<8 | int(v.Bytes[k+1]), count: v.Bytes[k+2]}
-		if r.i >= 1<<14 || r.count > 63 {
-			return nil, "OpHLLRaise: register index or count out of range"
-		}
 		for j := range regs {
 			if regs[j].i == r.i {
 				regs[j].count = max(regs[j].count, r.count)

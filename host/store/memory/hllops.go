@@ -11,11 +11,11 @@ import (
 
 var errNotDenseHLL = &opError{codec.OpNotApplicable, "memory: the blob is not a dense HyperLogLog"}
 
-// hllHdr is the header of a dense HLL; hllRegisters its register count.
+// hllHdr is the header of a dense HLL; hllRegMax a register's largest
+// value.
 const (
-	hllHdr       = 16
-	hllRegisters = 1 << 14
-	hllRegMax    = 63
+	hllHdr    = 16
+	hllRegMax = 63
 )
 
 // validateHLLRaise checks what both stores refuse whatever the record: an
@@ -25,23 +25,10 @@ func validateHLLRaise(c *codec.Call, o *codec.Op) *opError {
 	if len(c.Ops) != 1 || c.Policy.Exists != codec.ExistsUpdateOnly {
 		return &opError{codec.InvalidOperation, "memory: OpHLLRaise must be the only op of an update-only call"}
 	}
-	if e := checkHLLRegs(o.Value); e != "" {
+	if e := codec.CheckHLLRaise(o.Value); e != "" {
 		return &opError{codec.InvalidOperation, "memory: " + e}
 	}
 	return nil
-}
-
-// checkHLLRegs says what is wrong with an OpHLLRaise Value, or "".
-func checkHLLRegs(v codec.Value) string {
-	if v.Kind != codec.KindBytes || len(v.Bytes) == 0 || len(v.Bytes)%3 != 0 {
-		return "OpHLLRaise needs 3 bytes per register"
-	}
-	for k := 0; k < len(v.Bytes); k += 3 {
-		if int(v.Bytes[k])<<8|int(v.Bytes[k+1]) >= hllRegisters || v.Bytes[k+2] > hllRegMax {
-			return "OpHLLRaise: register index or count out of range"
-		}
-	}
-	return ""
 }
 
 // hllRaise runs OpHLLRaise on the draft. When no register rises it marks

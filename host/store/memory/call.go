@@ -472,7 +472,7 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 	for i := range cx.draft {
 		switch {
 		case cx.draft[i].name == name:
-			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l = v, m, nil
+			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l, cx.draft[i].own = v, m, nil, false
 			return
 		case cx.draft[i].name > name:
 			cx.draft = append(cx.draft, bin{})
@@ -564,8 +564,9 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 }
 
 // binValue returns a bin's value for a caller: scalars and lists as stored
-// (they are never mutated), maps copied out.
+// (they are never mutated once handed out: it clears own), maps copied out.
 func binValue(b *bin) codec.Value {
+	b.own = false
 	if b.m != nil {
 		return b.m.flatten()
 	}

@@ -34,7 +34,8 @@ func validateHLLRaise(c *codec.Call, o *codec.Op) *opError {
 // hllRaise runs OpHLLRaise on the draft. When no register rises it marks
 // the call unchanged, so that nothing is written.
 func (cx *callCtx) hllRaise(o *codec.Op) (codec.Value, *opError) {
-	blob, present, e := blobOf(cx.draftBin(o.Bin))
+	b := cx.draftBin(o.Bin)
+	blob, present, e := blobOf(b)
 	if e != nil {
 		return codec.Nil, e
 	}
@@ -44,26 +45,32 @@ func (cx *callCtx) hllRaise(o *codec.Op) (codec.Value, *opError) {
 	if len(blob) != codec.HLLDenseSize || string(blob[:4]) != "HYLL" || blob[4] != 0 {
 		return codec.Nil, errNotDenseHLL
 	}
-	// The stored blob may have been handed out by a read: the first
-	// register that rises copies it.
-	cur, copied := blob, false
+	// A stored blob may have been handed out by a read: unless the store
+	// made it and nobody saw it since (own), the first register that
+	// rises copies it. The call has no other op and cannot fail after
+	// this one, so a change in place needs no undo.
+	cur, rose := blob, false
 	regs := o.Value.Bytes
 	for k := 0; k < len(regs); k += 3 {
 		i, count := int(regs[k])<<8|int(regs[k+1]), regs[k+2]
 		if count <= hllGet(cur, i) {
 			continue
 		}
-		if !copied {
-			cur, copied = append([]byte(nil), blob...), true
+		if !rose && !b.own {
+			cur = append([]byte(nil), blob...)
 		}
+		rose = true
 		hllSet(cur, i, count)
 	}
-	if !copied {
+	if !rose {
 		cx.unchanged = true
 		return codec.Int(0), nil
 	}
 	cur[15] |= 1 << 7 // the cached cardinality is no longer valid
-	cx.setBin(o.Bin, codec.Bytes(cur), nil)
+	if !b.own {
+		cx.setBin(o.Bin, codec.Bytes(cur), nil)
+		cx.draftBin(o.Bin).own = true
+	}
 	return codec.Int(1), nil
 }
 

@@ -34,10 +34,9 @@ func getV(t *testing.T, s *Store) []byte {
 	return exec1(t, s, c).Values[0].Bytes
 }
 
-// A raise changes the blob in place only while no read has handed it out:
-// a value read stays as it was read, however many raises follow, and the
-// raises in place (no read between them) all land.
-func TestHLLRaiseInPlaceNeverChangesAValueRead(t *testing.T) {
+// storeWithHLL is a store holding an empty dense HLL at "h".
+func storeWithHLL(t *testing.T) (*Store, []byte) {
+	t.Helper()
 	s := New(Options{})
 	t.Cleanup(func() { s.Close() })
 	h := make([]byte, codec.HLLDenseSize)
@@ -46,6 +45,14 @@ func TestHLLRaiseInPlaceNeverChangesAValueRead(t *testing.T) {
 	put.Key = []byte("h")
 	put.Put(codec.BinValue, codec.Bytes(h))
 	exec1(t, s, put)
+	return s, h
+}
+
+// A raise changes the blob in place only while no read has handed it out:
+// a value read stays as it was read, however many raises follow, and the
+// raises in place (no read between them) all land.
+func TestHLLRaiseInPlaceNeverChangesAValueRead(t *testing.T) {
+	s, h := storeWithHLL(t)
 	read := getV(t, s)
 	held := append([]byte(nil), read...)
 	want := append([]byte(nil), h...)
@@ -71,14 +78,7 @@ func TestHLLRaiseInPlaceNeverChangesAValueRead(t *testing.T) {
 // Reads and raises of one HLL from several goroutines: under -race, a
 // raise that changed a blob a read had handed out is a reported race.
 func TestHLLRaiseConcurrentReads(t *testing.T) {
-	s := New(Options{})
-	t.Cleanup(func() { s.Close() })
-	h := make([]byte, codec.HLLDenseSize)
-	copy(h, "HYLL")
-	var put codec.Call
-	put.Key = []byte("h")
-	put.Put(codec.BinValue, codec.Bytes(h))
-	exec1(t, s, put)
+	s, _ := storeWithHLL(t)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)

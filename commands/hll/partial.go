@@ -6,23 +6,22 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// Partial reads and writes of a dense HLL (issue 20): a dense HLL is
-// 12 KB, and PFADD of a few elements or PFCOUNT with a valid cached
-// cardinality need only its header and a few register bytes. These paths
-// read just those bytes with the store's bit operations (OpBitGet) and
-// write back only the changed registers' bits and the cache's "not valid"
-// bit (OpBitSet) under the generation read, leaving exactly the bytes the
-// whole-value path would leave. Anything else (a missing key, a sparse
-// HLL, which is shorter than the register bytes asked for, a value stored
+// Partial paths of a dense HLL (issue 20): a dense HLL is 12 KB, and
+// PFADD of a few elements or PFCOUNT with a valid cached cardinality need
+// only its header and a few registers. PFADD raises the elements'
+// registers in the store (codec.OpHLLRaise: one atomic op, nothing
+// written when no register rises); PFCOUNT reads just the header and the
+// last byte (OpBitGet). Both leave exactly the bytes the whole-value path
+// would leave. Anything else (a missing key, a sparse HLL, a value stored
 // as an integer, a type error) falls back to the whole-value path.
 //
-// The dense length check of Redis's isHLLObjectOrReply is done by reading
-// the last byte a dense HLL has (a shorter value fails the read); no store
-// op tells a value's length, so a dense HLL made longer (APPEND) is not
-// detected here (docs/compatibility.md).
+// The dense length check of Redis's isHLLObjectOrReply: OpHLLRaise checks
+// the exact length; PFCOUNT reads the last byte a dense HLL has (a shorter
+// value fails), but no store read tells a value's length, so a dense HLL
+// made longer (APPEND) is not detected there (docs/compatibility.md).
 
-// maxPartial bounds the elements of a PFADD that takes the partial path:
-// two reads (header, last byte) and a read per element in one call.
+// maxPartial bounds the elements of a PFADD that takes the partial path,
+// and so the size of the op (and of its expression on Aerospike).
 const maxPartial = 32
 
 // bitHdr and bitLast are the bit offsets of the header and of the last
@@ -52,118 +51,32 @@ func denseHeader(r *codec.Result) []byte {
 	return h
 }
 
-// regBytes is the first byte (in the value) and the number of bytes that
-// hold dense register i.
-func regBytes(i int) (first int64, n int64) {
-	b := hdrSize + i*hllBits/8
-	if b+1 < denseSize {
-		return int64(b), 2
-	}
-	return int64(b), 1
-}
-
-// regValue reads register i from the bytes regBytes(i) names.
-func regValue(w []byte, i int) uint8 {
-	fb := uint(i * hllBits & 7)
-	v := uint(w[0]) >> fb
-	if len(w) > 1 {
-		v |= uint(w[1]) << (8 - fb)
-	}
-	return uint8(v & hllRegMax)
-}
-
-// setReg adds to call the bit writes that set register i to v and nothing
-// else. Redis packs registers from the least significant bit of a byte
-// on, the store numbers bits from the most significant: the register's
-// n1 bits in its first byte (LSB bits fb..fb+n1-1 of byte b) are the
-// store's bits 8-fb-n1.. of that byte, and those in the next byte (LSB
-// bits 0..n2-1) the store's last n2 bits of it.
-func setReg(call *codec.Call, i int, v uint8) {
-	p := i * hllBits
-	b := int64(hdrSize + p/8)
-	fb := p & 7
-	n1 := min(8-fb, hllBits)
-	low := (v & (1<<n1 - 1)) << (8 - n1)
-	call.BitSet(codec.BinValue, b*8+int64(8-fb-n1), int64(n1), []byte{low})
-	if n2 := hllBits - n1; n2 > 0 {
-		high := (v >> n1) << (8 - n2)
-		call.BitSet(codec.BinValue, (b+1)*8+int64(8-n2), int64(n2), []byte{high})
-	}
-}
-
-// pfaddPartial is PFADD's first step for 1..maxPartial elements: it reads
-// the header, the last byte and each element's register bytes of a dense
-// HLL in one call. Each element's register and count are kept in c.B
-// (3 bytes each) for the next step, which then need not hash again.
+// pfaddPartial is PFADD of 1..maxPartial elements: one call that raises
+// the elements' registers of a dense HLL in place (codec.OpHLLRaise),
+// setting the cache's "not valid" bit when one rose and writing nothing
+// when none did. No 12 KB value crosses into the module, and 50 clients
+// adding to one key do not race a read against a guarded write. A key
+// that is missing, sparse, not a string or not an HLL is left to the
+// whole-value path, which answers it as Redis does.
 func pfaddPartial(c *sdk.Ctx) {
-	call := readDenseHeader(c.Record(c.Arg(1)).Guard(codec.TypeString))
-	b := c.B[:0]
+	regs := c.B[:0]
 	for _, ele := range c.Args()[2:] {
 		i, count := patLen(ele)
-		b = append(b, byte(i>>8), byte(i), count)
-		first, n := regBytes(i)
-		call.BitGet(codec.BinValue, first*8, n*8)
+		regs = append(regs, byte(i>>8), byte(i), count)
 	}
-	c.B = b
-	c.Exec(pfaddPartialRead)
+	c.B = regs
+	c.Record(c.Arg(1)).Guard(codec.TypeString).Exists(codec.ExistsUpdateOnly).TTLKeep().
+		HLLRaise(codec.BinValue, regs)
+	c.Exec(pfaddRaised)
 }
 
-// pfaddPartialRead works out the registers that change; none: 0 and
-// nothing written; some: their bits and the cache's "not valid" bit are
-// written under the generation read.
-func pfaddPartialRead(c *sdk.Ctx) {
-	r := c.Result(0)
-	h := denseHeader(r)
-	if h == nil {
-		pfaddWhole(c)
-		return
-	}
-	var regs [maxPartial]int
-	var vals [maxPartial]uint8
-	n := 0
-outer:
-	for k := range c.NArg() - 2 {
-		i, count := int(c.B[3*k])<<8|int(c.B[3*k+1]), c.B[3*k+2]
-		if count <= regValue(r.Value(2+k).Bytes, i) {
-			continue
-		}
-		for j := range n {
-			if regs[j] == i { // the same register twice: the larger count
-				vals[j] = max(vals[j], count)
-				continue outer
-			}
-		}
-		regs[n], vals[n] = i, count
-		n++
-	}
-	if n == 0 {
-		c.Reply().Int(0)
-		return
-	}
-	call := c.Record(c.Arg(1)).Guard(codec.TypeString).Generation(r.Generation).
-		Exists(codec.ExistsUpdateOnly).TTLKeep()
-	if h[15]&(1<<7) == 0 {
-		call.BitSet(codec.BinValue, 15*8, 1, []byte{1 << 7}) // HLL_INVALIDATE_CACHE
-	}
-	for j := range n {
-		setReg(call, regs[j], vals[j])
-	}
-	c.Exec(pfaddPartialWritten)
-}
-
-func pfaddPartialWritten(c *sdk.Ctx) {
+func pfaddRaised(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(1)
-	case codec.GenerationError, codec.NotFound, codec.FilteredOut, codec.OpNotApplicable, codec.BinTypeError:
-		// Another client wrote (or shortened, retyped, deleted) the key
-		// since the read: start over.
-		if !kit.Again(c) {
-			c.Error(kit.Contention)
-			return
-		}
-		runPFAdd(c)
+		c.Reply().Int(r.Value(0).Int)
+	case codec.NotFound, codec.BinNotFound, codec.BinTypeError, codec.OpNotApplicable, codec.FilteredOut:
+		pfaddWhole(c)
 	default:
 		kit.StoreError(c, r)
 	}

@@ -92,37 +92,3 @@ func TestDensePartialMatchesWhole(t *testing.T) {
 		}
 	})
 }
-
-// setReg writes a register's bits and only them, at every alignment.
-func TestSetRegBits(t *testing.T) {
-	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 7, hllRegisters - 2, hllRegisters - 1} {
-		for _, v := range []uint8{1, 33, 63} {
-			d, _ := toDense(newSparse())
-			for b := hdrSize; b < len(d); b++ {
-				d[b] = 0xa5
-			}
-			want := append([]byte(nil), d...)
-			denseSet(want[hdrSize:], i, v)
-			var call codec.Call
-			setReg(&call, i, v)
-			for _, o := range call.Ops {
-				for k := int64(0); k < o.Count; k++ {
-					bit := o.Index + k
-					mask := byte(1) << (7 - bit&7)
-					if o.Value.Bytes[k>>3]&(byte(1)<<(7-k&7)) != 0 {
-						d[bit>>3] |= mask
-					} else {
-						d[bit>>3] &^= mask
-					}
-				}
-			}
-			if !bytes.Equal(d, want) {
-				t.Errorf("register %d = %d: bit writes differ from denseSet", i, v)
-			}
-			first, n := regBytes(i)
-			if got := regValue(want[first:first+n], i); got != v {
-				t.Errorf("regValue(%d) = %d, want %d", i, got, v)
-			}
-		}
-	}
-}

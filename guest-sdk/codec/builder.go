@@ -307,3 +307,12 @@ func (c *Call) BitSet(bin string, off, n int64, v []byte) *Call {
 func (c *Call) BitCount(bin string, off, n int64) *Call {
 	return c.op(Op{Code: OpBitCount, Bin: bin, Index: off, Count: n})
 }
+
+// HLLRaise raises registers of the dense HyperLogLog in bin: regs holds
+// three bytes per register, its index (big-endian) and its count
+// (OpHLLRaise). The op's value is Int(1) when a register rose, else
+// Int(0) (and nothing was written).
+func (c *Call) HLLRaise(bin string, regs []byte) *Call {
+	v := Bytes(regs)
+	return c.valueOp(OpHLLRaise, bin, &v)
+}

@@ -294,7 +294,48 @@ const (
 	OpBitGet   // Index, Count: returns the Count bits from Index as bytes, left-aligned (the first bit is the top bit of the first byte; the last byte's unused bits are 0); Nil when the bin is absent
 	OpBitSet   // Index, Count, Value (bytes, left-aligned, at least (Count+7)/8 of them: fewer is ParameterError): overwrites Count bits from Index; returns nil; BinNotFound when the bin is absent
 	OpBitCount // Index, Count: returns how many of the Count bits from Index are 1; Nil when the bin is absent
+
+	// OpHLLRaise is PFADD's edit of a dense Redis HyperLogLog in place:
+	// one atomic op where a read and a guarded write would race under
+	// many writers of one key. Value is bytes, three per register: its
+	// index (0..16383, two bytes big-endian), then the count to raise it
+	// to (0..63). The blob in Bin must be a dense HLL: "HYLL", encoding
+	// byte 0, exactly 12,304 bytes (HLLDenseSize). Each register (6 bits, packed from byte 16 on, least
+	// significant bits first, as Redis packs them) whose value is below
+	// its count is set to it; a register given twice takes the larger
+	// count. When any rose, the top bit of byte 15 (the cached
+	// cardinality's "not valid" flag) is set too, and the op returns
+	// Int(1). When none rose it returns Int(0) and the call writes
+	// nothing: the record keeps its bytes, generation and TTL (the
+	// policy's TTL is not applied), as Redis's PFADD that changes no
+	// register touches nothing (WATCH); the result then reports
+	// Generation and TTL 0 (on Aerospike such a call is filtered out,
+	// and that answer carries no record metadata). It must be its call's only op,
+	// with ExistsUpdateOnly (anything else is InvalidOperation, as is a
+	// malformed Value). An absent bin fails the call with BinNotFound, a
+	// bin that is not a blob with BinTypeError, a blob that is not a
+	// dense HLL with OpNotApplicable.
+	OpHLLRaise
 )
+
+// HLLDenseSize is the length of a dense Redis HyperLogLog: a 16-byte
+// header and 16,384 registers of 6 bits (OpHLLRaise).
+const HLLDenseSize = 16 + 16384*6/8
+
+// CheckHLLRaise says what is wrong with the Value of an OpHLLRaise, or ""
+// when it is whole 3-byte entries of registers and counts in range. Both
+// stores refuse a wrong one with InvalidOperation.
+func CheckHLLRaise(v Value) string {
+	if v.Kind != KindBytes || len(v.Bytes) == 0 || len(v.Bytes)%3 != 0 {
+		return "OpHLLRaise needs 3 bytes per register"
+	}
+	for k := 0; k < len(v.Bytes); k += 3 {
+		if int(v.Bytes[k])<<8|int(v.Bytes[k+1]) >= 16384 || v.Bytes[k+2] > 63 {
+			return "OpHLLRaise: register index or count out of range"
+		}
+	}
+	return ""
+}
 
 // ReadOnly reports whether an op only reads: a call of read-only ops
 // changes nothing, so it wakes no blocked client. Any other code, including

@@ -2,8 +2,13 @@ package module
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/respike/respike/guest-sdk/codec"
 
 	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/memory"
@@ -54,6 +59,9 @@ func BenchmarkExecGeo(b *testing.B) {
 	}
 }
 
+// randKeys counts the keys of BenchmarkExecHLL/PFADDrandom.
+var randKeys int
+
 // BenchmarkExecHLL measures PFADD (no register changed) and PFCOUNT of
 // one and two dense HLLs.
 func BenchmarkExecHLL(b *testing.B) {
@@ -76,4 +84,26 @@ func BenchmarkExecHLL(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchExec(b, r, st, tc.args, tc.want) })
 	}
+	// PFADDrandom is scripts/bench.sh's PFADD: a random element of a
+	// million to one key that starts empty (sparse, then dense, fewer and
+	// fewer registers rising); -benchtime 2000x measures the sparse phase,
+	// 50000x a round of bench.sh.
+	b.Run("PFADDrandom", func(b *testing.B) {
+		randKeys++
+		key := "rand" + strconv.Itoa(randKeys) // empty: a key of its own
+		cmd := r.Lookup([]byte("PFADD"))
+		start := &codec.Start{Proto: 2, Args: [][]byte{[]byte("PFADD"), []byte(key), nil}}
+		rng := rand.New(rand.NewPCG(1, 2))
+		var out []byte
+		ctx := context.Background()
+		cpu := cpuNanos()
+		for b.Loop() {
+			start.Args[2] = fmt.Appendf(start.Args[2][:0], "element:%012d", rng.IntN(1_000_000))
+			out = r.Exec(ctx, cmd, start, out[:0])
+		}
+		reportCPU(b, cpu)
+		if !strings.HasPrefix(string(out), ":") {
+			b.Fatalf("PFADD = %.60q", out)
+		}
+	})
 }

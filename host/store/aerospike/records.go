@@ -37,7 +37,11 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 	for i := range req.Calls {
 		call, p, res := &req.Calls[i], &(*plans)[i], &resp.Results[i]
 		x.s.tr.translate(call, p, now)
-		if p.static == codec.OK {
+		switch {
+		case p.static != codec.OK:
+		case p.hllFilter != nil:
+			p.guard, p.filter = nil, p.hllFilter // guard and expiry included
+		default:
 			p.withLive(x.s.tr.live.get(now))
 		}
 		resetResult(res, len(call.Ops))
@@ -206,6 +210,11 @@ func (x *execCtx) finish(call *codec.Call, p *plan, key *as.Key, rec *as.Record,
 			return &errFatal{err: err, class: c}
 		}
 		code, msg := errResult(err)
+		if p.hll != nil {
+			if handled, err := x.finishHLL(call, p, key, code, res); handled {
+				return err
+			}
+		}
 		if p.live != nil && (code == codec.FilteredOut || code == codec.Exists) {
 			if handled, err := x.expired(call, p, key, res, code); handled {
 				return err
@@ -462,6 +471,8 @@ func decodeEntry(s slot, x any) codec.Value {
 		if v := fromClient(x); v.Kind == codec.KindInt {
 			return codec.Bool(v.Int > 0)
 		}
+	case decRaised:
+		return codec.Int(1)
 	case decRankOne:
 		if v := fromClient(x); v.Kind == codec.KindInt && v.Int >= 0 {
 			return codec.List(v)

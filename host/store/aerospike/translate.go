@@ -25,6 +25,7 @@ const (
 	decExistsCount                   // a count asked for in place of an inverted EXISTS: whether it is above 0
 	decBulks                         // list values, answered as codec.ReturnBulks
 	decRankOne                       // one key's rank, -1 if absent: a list of it, or an empty list
+	decRaised                        // OpHLLRaise's write, which runs only when a register rises: Int(1)
 )
 
 // slot describes one client op of a translated call.
@@ -60,9 +61,13 @@ type plan struct {
 	filter  *as.Expression   // guard and bound together, or nil
 	live    *as.Expression   // the not-expired filter (in guard and filter too), or nil
 	keepX   bool             // a replacing TTLKeep write: keeps x (keepExpiry)
-	tracks  []addTrack       // adds on record values (for diagnosis)
-	notes   []binNote        // what earlier ops did to bins, for new tracks
-	cleared bool             // an earlier op deleted every bin
+	hll     *as.Expression   // OpHLLRaise's diagnosis read (hll.go), or nil
+	// hllFilter is OpHLLRaise's filter, which stands for the guard and
+	// the expiry filter (hll.go).
+	hllFilter *as.Expression
+	tracks    []addTrack // adds on record values (for diagnosis)
+	notes     []binNote  // what earlier ops did to bins, for new tracks
+	cleared   bool       // an earlier op deleted every bin
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -78,7 +83,7 @@ func (p *plan) reset() {
 	p.cleared = false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
-	p.guard, p.bound, p.filter, p.live, p.keepX = nil, nil, nil, nil, false
+	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
 	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }
@@ -333,7 +338,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	hasReads := false
 	for i := range call.Ops {
 		op := &call.Ops[i]
-		t.translateOp(call, i, op, p)
+		t.translateOp(call, i, op, p, nowMs)
 		if !op.Code.Writes() && op.Code != codec.OpGetHeader {
 			hasReads = true
 		}
@@ -566,7 +571,7 @@ func (p *plan) addDelta(t addTarget, delta codec.Value) {
 	}
 }
 
-func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan) {
+func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan, nowMs int64) {
 	if op.Return.Inverted() && !selectsItems(op.Code) {
 		p.fail(codec.InvalidOperation, "ReturnInverted on op %d, which selects no map items", op.Code)
 		return
@@ -718,6 +723,9 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan)
 
 	case codec.OpBitGrow, codec.OpBitGet, codec.OpBitSet, codec.OpBitCount:
 		translateBit(i, op, p)
+
+	case codec.OpHLLRaise:
+		translateHLLRaise(call, i, op, p, nowMs)
 
 	case codec.OpExpectListItem:
 		// A condition of the filter expression, evaluated before the ops;

@@ -26,6 +26,9 @@ type callCtx struct {
 	// place instead of copying it again (a PFADD sets a few registers of
 	// a 12 KB HLL with several bit writes). Any other op forgets it.
 	ownBlob []byte
+	// unchanged is set by an OpHLLRaise that raised no register: the
+	// call then writes nothing.
+	unchanged bool
 }
 
 // opError is a failed op: the call's result code and message.
@@ -141,6 +144,11 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 		case codec.OpBitGrow, codec.OpBitSet, codec.OpBitGet, codec.OpBitCount:
 			writes = writes || o.Code == codec.OpBitGrow || o.Code == codec.OpBitSet
 			if e := validateBitOp(o); e != nil {
+				return false, e
+			}
+		case codec.OpHLLRaise:
+			writes = true
+			if e := validateHLLRaise(c, o); e != nil {
 				return false, e
 			}
 		case codec.OpExpectListItem:
@@ -309,6 +317,13 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 		}
 		res.Values[i] = v
 	}
+	if cx.unchanged {
+		// An OpHLLRaise that raised nothing: no write at all, and no
+		// record metadata in the answer, as on Aerospike, where its
+		// filter leaves the record alone.
+		cx.rollback()
+		return
+	}
 
 	// The exact expiry bin follows the TTL mode, as on Aerospike, where
 	// it is one more bin write of the same operate (see expire.go).
@@ -408,6 +423,7 @@ func (s *Store) write(sh *shard, slot int, c *codec.Call, res *codec.Result, now
 func (cx *callCtx) reset() {
 	cx.dst = nil
 	cx.ownBlob = nil
+	cx.unchanged = false
 	cx.cleared = false
 	clear(cx.draft)
 	cx.draft = cx.draft[:0]
@@ -456,7 +472,7 @@ func (cx *callCtx) setBin(name string, v codec.Value, m *omap) {
 	for i := range cx.draft {
 		switch {
 		case cx.draft[i].name == name:
-			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l = v, m, nil
+			cx.draft[i].val, cx.draft[i].m, cx.draft[i].l, cx.draft[i].own = v, m, nil, false
 			return
 		case cx.draft[i].name > name:
 			cx.draft = append(cx.draft, bin{})
@@ -548,8 +564,9 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 }
 
 // binValue returns a bin's value for a caller: scalars and lists as stored
-// (they are never mutated), maps copied out.
+// (they are never mutated once handed out: it clears own), maps copied out.
 func binValue(b *bin) codec.Value {
+	b.own = false
 	if b.m != nil {
 		return b.m.flatten()
 	}
@@ -620,6 +637,8 @@ func (cx *callCtx) writeOp(o *codec.Op) (codec.Value, *opError) {
 		return cx.listWrite(o)
 	case codec.OpBitGrow, codec.OpBitSet:
 		return codec.Nil, cx.bitWrite(o)
+	case codec.OpHLLRaise:
+		return cx.hllRaise(o)
 	case codec.OpMapPut:
 		return cx.mapPut(o)
 	case codec.OpMapIncrement:

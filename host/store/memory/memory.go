@@ -110,6 +110,11 @@ type bin struct {
 	val  codec.Value
 	m    *omap
 	l    *olist
+	// own is set on a blob that OpHLLRaise made and that no read has
+	// handed out since (binValue clears it): the next raise may change
+	// it in place instead of copying 12 KB (the garbage of one copy per
+	// PFADD that raised a register was most of its cost).
+	own bool
 }
 
 // New returns a store, and starts its expiry sweeper unless

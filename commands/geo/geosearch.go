@@ -348,30 +348,46 @@ type point struct {
 	err      float64
 }
 
+// Scratch storage of the search being answered, reused from one search to
+// the next: a search runs collect and answer in one step (no wait in
+// between), so no two searches of an instance use them at once.
+var (
+	ptsBuf   []point
+	orderBuf []int32
+)
+
 // collect keeps the members of the cells' ranges inside the shape, in the
 // order Redis visits them, stopping as Redis does once ANY's count is
 // reached.
 func (s *search) collect(r *codec.Result, ops int) []point {
-	var limit int64
+	var limit int
 	if s.any {
-		limit = s.count
+		limit = int(min(s.count, 1<<30))
 	}
-	var pts []point
+	total := 0
 	for i := range ops {
-		if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
+		total += len(r.Values[i].List) / 2
+	}
+	pts := ptsBuf[:0]
+	if cap(pts) < total {
+		pts = make([]point, 0, total)
+		ptsBuf = pts
+	}
+	for i := range ops {
+		if len(pts) > 0 && limit > 0 && len(pts) >= limit {
 			break
 		}
-		kv := r.Value(i).List
+		kv := r.Values[i].List
 		for j := 0; j+1 < len(kv); j += 2 {
 			score := codec.ScoreOf(&kv[j+1])
-			lon, lat, ok := position(score)
-			if ok {
-				if d, e, in := s.sh.within(lon, lat); in {
-					pts = append(pts, point{member: kv[j].Bytes, score: score, lon: lon, lat: lat, dist: d, err: e})
+			lon, lat, _ := position(score)
+			if d, e, in := s.sh.within(lon, lat); in {
+				pts = pts[:len(pts)+1]
+				p := &pts[len(pts)-1]
+				p.member, p.score, p.lon, p.lat, p.dist, p.err = kv[j].Bytes, score, lon, lat, d, e
+				if limit > 0 && len(pts) >= limit {
+					break
 				}
-			}
-			if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
-				break
 			}
 		}
 	}
@@ -381,35 +397,34 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 // answer sorts, cuts and replies with or stores the points (nil for a
 // missing key). dst is the destination's all-bins read, when storing.
 func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
+	defer clear(pts) // the scratch keeps no member alive
 	n := len(pts)
 	if s.count > 0 && int64(n) > s.count {
 		n = int(s.count)
 	}
+	// The points in answer order, as indexes: sorting them moves four
+	// bytes where a point is 64 (a memory.copy each in WebAssembly).
+	order := orderBuf[:0]
+	if cap(order) < len(pts) {
+		order = make([]int32, 0, len(pts))
+		orderBuf = order
+	}
+	for i := range pts {
+		order = append(order, int32(i))
+	}
 	if s.sort != sortNone {
 		s.settleOrder(pts)
+		desc := s.sort == sortDesc
 		// Redis sorts with glibc's qsort (a merge sort: stable) when it
 		// answers every point, and with its partial pqsort otherwise.
-		cmp := func(a, b *point) int {
-			switch {
-			case a.dist > b.dist:
-				return 1
-			case a.dist == b.dist:
-				return 0
-			}
-			return -1
-		}
-		if s.sort == sortDesc {
-			asc := cmp
-			cmp = func(a, b *point) int { return -asc(a, b) }
-		}
 		if n == len(pts) {
-			slices.SortStableFunc(pts, func(a, b point) int { return cmp(&a, &b) })
+			stableByDist(order, pts, desc)
 		} else {
-			pqsort(pts, cmp, 0, n-1)
+			pqsort(order, pts, desc, 0, n-1)
 		}
 	}
-	pts = pts[:n]
-	for i := range pts {
+	order = order[:n]
+	for _, i := range order {
 		p := &pts[i]
 		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.conversion, p.err/s.sh.conversion)) {
 			s.exact(p)
@@ -417,18 +432,19 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		p.dist /= s.sh.conversion
 	}
 	if s.store != 0 {
-		s.storeResult(c, pts, dst)
+		s.storeResult(c, pts, order, dst)
 		return
 	}
 	w := c.Reply()
 	w.Array(n)
 	opts := 0
-	for _, b := range []bool{s.withDist, s.withHash, s.withCoord} {
+	for _, b := range [3]bool{s.withDist, s.withHash, s.withCoord} {
 		if b {
 			opts++
 		}
 	}
-	for _, p := range pts {
+	for _, i := range order {
+		p := &pts[i]
 		if opts > 0 {
 			w.Array(opts + 1)
 		}
@@ -447,12 +463,41 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 }
 
+// stableByDist sorts order, indexes of pts, by distance (descending with
+// desc), equal distances in their order: what a stable sort of the points
+// leaves. An insertion sort for the few tens of points of most searches.
+func stableByDist(order []int32, pts []point, desc bool) {
+	if len(order) > 64 {
+		slices.SortStableFunc(order, func(i, j int32) int {
+			if desc {
+				i, j = j, i
+			}
+			return cmpFloat(pts[i].dist, pts[j].dist)
+		})
+		return
+	}
+	for i := 1; i < len(order); i++ {
+		o := order[i]
+		d := pts[o].dist
+		j := i
+		for ; j > 0; j-- {
+			prev := pts[order[j-1]].dist
+			if desc && !(prev < d) || !desc && !(prev > d) {
+				break
+			}
+			order[j] = order[j-1]
+		}
+		order[j] = o
+	}
+}
+
 // storeResult writes the points to the destination as a sorted set
 // (scores their geohashes, or with STOREDIST their distances), or deletes
 // it when there are none, and answers how many.
-func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
-	kv := make([]codec.Value, 0, 2*len(pts))
-	for _, p := range pts {
+func (s *search) storeResult(c *sdk.Ctx, pts []point, order []int32, dst *codec.Result) {
+	kv := make([]codec.Value, 0, 2*len(order))
+	for _, i := range order {
+		p := &pts[i]
 		score := p.score
 		if s.storeDist {
 			score = p.dist

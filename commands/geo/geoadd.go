@@ -48,7 +48,7 @@ func runGeoAdd(c *sdk.Ctx) {
 		keep := kit.Dedup(members, flags&kit.ZAddNX == 0)
 		kv = c.Values(2 * n)[:0]
 		for j := range n {
-			if keep[j] {
+			if keep == nil || keep[j] { // nil: every member distinct
 				kv = append(kv, codec.Bytes(members[j]), kit.StoreScore(scores[j]))
 			}
 		}

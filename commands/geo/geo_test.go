@@ -216,13 +216,13 @@ func TestScanRangesMatchDecodedSubcells(t *testing.T) {
 			if _, hi := scoreRange(h); hi > 1<<53 {
 				k = 0
 			}
-			if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+			if a, _ := decode(lonSpan, latSpan, h); !b.meets(&a) {
 				continue
 			}
 			first := len(out)
 			for j := uint64(0); j < 1<<(2*k); j++ {
 				sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-				if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+				if a, _ := decode(lonSpan, latSpan, sub); !b.meets(&a) {
 					continue
 				}
 				lo, hi := scoreRange(sub)

@@ -463,7 +463,7 @@ func (s *shape) scanRanges() [][2]uint64 {
 			k = 0
 		}
 		a, _ := decode(lonSpan, latSpan, h)
-		if !b.meets(a) {
+		if !b.meets(&a) {
 			continue // the whole cell is outside the band
 		}
 		// The band is a latitude range times a longitude range, so a
@@ -477,14 +477,16 @@ func (s *shape) scanRanges() [][2]uint64 {
 			cols[i] = b.meetsLon(a.lon.cut(i, n))
 		}
 		first := len(out)
+		// Sub-cell j's scores (scoreRange of the sub-cell, inline).
+		shift := 52 - 2*uint(h.step+k)
 		for j := uint64(0); j < 1<<(2*k); j++ {
 			// Interleaved as encode does: latitude bits in the even
 			// positions, longitude bits in the odd ones.
 			if !rows[j&1|j>>1&2] || !cols[j>>1&1|j>>2&2] {
 				continue
 			}
-			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-			lo, hi := scoreRange(sub)
+			lo := (h.bits<<(2*k) | j) << shift
+			hi := lo + 1<<shift
 			if len(out) > first && out[len(out)-1][1] == lo {
 				out[len(out)-1][1] = hi
 			} else {
@@ -541,28 +543,29 @@ func (s *shape) band() band {
 }
 
 // meets reports whether area a may hold a point of the band.
-func (b band) meets(a box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
+func (b *band) meets(a *box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
 
 // bandEps is meets's margin: positions are cell centres computed in floats.
 const bandEps = 1e-9
 
 // meetsLat reports whether latitudes lat may hold a point of the band.
-func (b band) meetsLat(lat span) bool {
+func (b *band) meetsLat(lat span) bool {
 	return lat.max+bandEps >= b.latLo && lat.min-bandEps <= b.latHi
 }
 
-// meetsLon reports whether longitudes lon may hold a point of the band.
-func (b band) meetsLon(lon span) bool {
+// meetsLon reports whether longitudes lon may hold a point of the band:
+// the band's longitudes, or them shifted by 360 degrees either way (a band
+// across the antimeridian). Unrolled: a loop over the shifts costs more
+// than the tests in WebAssembly.
+func (b *band) meetsLon(lon span) bool {
 	if b.lonHalf >= 180 {
 		return true
 	}
-	for _, shift := range [3]float64{-360, 0, 360} {
-		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
-		if lon.max+bandEps >= lo && lon.min-bandEps <= hi {
-			return true
-		}
-	}
-	return false
+	lo, hi := b.lon-b.lonHalf, b.lon+b.lonHalf
+	up, down := lon.max+bandEps, lon.min-bandEps
+	return up >= lo && down <= hi ||
+		up >= lo-360 && down <= hi-360 ||
+		up >= lo+360 && down <= hi+360
 }
 
 // cut is part i of s cut into n equal parts.

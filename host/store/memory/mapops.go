@@ -66,8 +66,8 @@ func (m *omap) n() int { return m.keys.len() }
 // find returns the position of key k and its item, or where it would be
 // inserted and nil.
 func (m *omap) find(k *codec.Value) (int, *entry) {
-	at, e := m.keys.lowerBound(func(e *entry) bool { return compare(&e.k, k) < 0 })
-	if e != nil && compare(&e.k, k) != 0 {
+	at, e := m.keys.seekKey(k)
+	if e != nil && keyCmp(&e.k, k) != 0 {
 		e = nil
 	}
 	return at, e
@@ -274,14 +274,17 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 		updateOnly, createOnly = false, false
 	}
 
-	// Check every item first.
+	// Check every item first, keeping the items found (cx.sel) for the
+	// writes.
+	found := cx.sel[:0]
+	defer func() { clear(found); cx.sel = found[:0] }()
 	w := 0
 	for _, it := range items {
 		_, e := m.find(&kv[it])
-		found := e != nil
-		if (found && createOnly) || (!found && updateOnly) {
+		found = append(found, e)
+		if (e != nil && createOnly) || (e == nil && updateOnly) {
 			if !noFail {
-				if found {
+				if e != nil {
 					return codec.Nil, errElemExists
 				}
 				return codec.Nil, errElemMissing
@@ -289,6 +292,7 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 			if !partial {
 				return size, nil
 			}
+			found = found[:len(found)-1]
 			continue
 		}
 		items[w] = it
@@ -296,12 +300,12 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	}
 	items = items[:w]
 
-	for _, it := range items {
+	for j, it := range items {
 		v, err := ownValue(kv[it+1])
 		if err != nil {
 			return codec.Nil, err
 		}
-		if _, e := m.find(&kv[it]); e != nil {
+		if e := found[j]; e != nil {
 			cx.mSet(m, e, v)
 			continue
 		}

@@ -1,8 +1,11 @@
 package memory
 
 import (
+	"bytes"
 	"slices"
 	"sort"
+
+	"github.com/respike/respike/guest-sdk/codec"
 )
 
 // ostree is an order-statistic B+tree of map items: items in its order
@@ -79,6 +82,87 @@ func (t *ostree) lowerBound(below func(e *entry) bool) (int, *entry) {
 	return pos + i, n.items[i]
 }
 
+// searchItems returns the first index of items whose item compares with e
+// at least at (0: the first item >= e, 1: the first item > e). Binary
+// searches written out, here and in searchKids and seekKey: through
+// sort.Search's function value they cost a map insert a third more.
+func (t *ostree) searchItems(items []*entry, e *entry, at int) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(items[m], e) < at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// searchKids returns the first child whose last item is >= e.
+func (t *ostree) searchKids(kids []*onode, e *entry) int {
+	lo, hi := 0, len(kids)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(kids[m].hi, e) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// keyCmp compares map keys as compare does, two blobs or two strings
+// directly.
+func keyCmp(a, b *codec.Value) int {
+	if a.Kind == b.Kind && (a.Kind == codec.KindBytes || a.Kind == codec.KindStr) {
+		return bytes.Compare(a.Bytes, b.Bytes)
+	}
+	return compare(a, b)
+}
+
+// seekKey is lowerBound for key k in a tree by key: the position of the
+// first item whose key is >= k, and that item or nil.
+func (t *ostree) seekKey(k *codec.Value) (int, *entry) {
+	n := t.root
+	if n == nil {
+		return 0, nil
+	}
+	pos := 0
+	for n.kids != nil {
+		lo, hi := 0, len(n.kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if keyCmp(&n.kids[m].hi.k, k) < 0 {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(n.kids) {
+			return pos + n.size, nil
+		}
+		for _, c := range n.kids[:lo] {
+			pos += c.size
+		}
+		n = n.kids[lo]
+	}
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keyCmp(&n.items[m].k, k) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(n.items) {
+		return pos + lo, nil
+	}
+	return pos + lo, n.items[lo]
+}
+
 // position returns the position of item e, which the tree holds.
 func (t *ostree) position(e *entry) int {
 	pos, _ := t.lowerBound(func(x *entry) bool { return t.cmp(x, e) < 0 })
@@ -145,7 +229,7 @@ func (t *ostree) insert(e *entry) {
 func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.size++
 	if n.kids == nil {
-		i := sort.Search(len(n.items), func(i int) bool { return t.cmp(n.items[i], e) > 0 })
+		i := t.searchItems(n.items, e, 1)
 		n.items = slices.Insert(n.items, i, e)
 		n.hi = n.items[len(n.items)-1]
 		if len(n.items) <= leafMax {
@@ -159,7 +243,7 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 		n.size, n.hi = h, n.items[h-1]
 		return right
 	}
-	i := sort.Search(len(n.kids), func(i int) bool { return t.cmp(n.kids[i].hi, e) >= 0 })
+	i := t.searchKids(n.kids, e)
 	if i == len(n.kids) {
 		i--
 	}
@@ -200,7 +284,7 @@ func (t *ostree) remove(e *entry) bool {
 
 func (t *ostree) del(n *onode, e *entry) bool {
 	if n.kids == nil {
-		i := sort.Search(len(n.items), func(i int) bool { return t.cmp(n.items[i], e) >= 0 })
+		i := t.searchItems(n.items, e, 0)
 		if i == len(n.items) || n.items[i] != e {
 			return false
 		}
@@ -211,7 +295,7 @@ func (t *ostree) del(n *onode, e *entry) bool {
 		}
 		return true
 	}
-	i := sort.Search(len(n.kids), func(i int) bool { return t.cmp(n.kids[i].hi, e) >= 0 })
+	i := t.searchKids(n.kids, e)
 	if i == len(n.kids) || !t.del(n.kids[i], e) {
 		return false
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -215,13 +216,13 @@ func TestScanRangesMatchDecodedSubcells(t *testing.T) {
 			if _, hi := scoreRange(h); hi > 1<<53 {
 				k = 0
 			}
-			if a, _ := decode(lonSpan, latSpan, h); !b.meets(a) {
+			if a, _ := decode(lonSpan, latSpan, h); !b.meets(&a) {
 				continue
 			}
 			first := len(out)
 			for j := uint64(0); j < 1<<(2*k); j++ {
 				sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-				if a, _ := decode(lonSpan, latSpan, sub); !b.meets(a) {
+				if a, _ := decode(lonSpan, latSpan, sub); !b.meets(&a) {
 					continue
 				}
 				lo, hi := scoreRange(sub)
@@ -275,4 +276,33 @@ func TestSmallAngleDistance(t *testing.T) {
 		}
 	}
 	t.Logf("worst relative difference %.3g", worst)
+}
+
+// appendFixed4 prints as fixedpoint_d2string: the value times 10^4
+// rounded half to even, with four decimals.
+func TestAppendFixed4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	ref := func(d float64) string {
+		if d == 0 {
+			return "0.0000"
+		}
+		n := int64(math.RoundToEven(d * 10000))
+		sign := ""
+		if n < 0 {
+			sign, n = "-", -n
+		}
+		return fmt.Sprintf("%s%d.%04d", sign, n/10000, n%10000)
+	}
+	for i := range 100000 {
+		d := math.Pow(10, rng.Float64()*12-5)
+		if i%3 == 0 {
+			d = -d
+		}
+		if i < 4 {
+			d = []float64{0.00005, 1.23445, 18907132.48265000060, -0.00004}[i]
+		}
+		if got, want := string(appendFixed4(nil, d)), ref(d); got != want {
+			t.Fatalf("%v: %q, want %q", d, got, want)
+		}
+	}
 }

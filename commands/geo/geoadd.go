@@ -20,7 +20,9 @@ func init() {
 // and every position are checked first (a bad position answers before the
 // key is looked at), then the one-operate ZADD of kit (ZAddCall), whose
 // reply is ZADD's. Ctx.N[0] holds the flags, N[1] the index of the first
-// longitude.
+// longitude, N[2] the number of members: the next step is a plain function
+// (a closure would be allocated on every command, and one member needs no
+// slices at all).
 func runGeoAdd(c *sdk.Ctx) {
 	flags, i := kit.ZAddOptions(c, 2, kit.ZAddNX|kit.ZAddXX|kit.ZAddCH)
 	rest := c.NArg() - i
@@ -29,41 +31,65 @@ func runGeoAdd(c *sdk.Ctx) {
 		return
 	}
 	n := rest / 3
-	members, scores := make([][]byte, n), make([]float64, n)
-	for j := range n {
-		lon, lat, msg := parseLonLat(c.Arg(i+3*j), c.Arg(i+3*j+1))
+	var kv []codec.Value
+	if n == 1 {
+		lon, lat, msg := parseLonLat(c.Arg(i), c.Arg(i+1))
 		if msg != "" {
 			c.Error(msg)
 			return
 		}
-		scores[j] = scoreOf(lon, lat)
-		members[j] = c.Arg(i + 3*j + 2)
-	}
-	var keep []bool // nil: every member distinct
-	if n > 1 {
-		keep = kit.Dedup(members, flags&kit.ZAddNX == 0)
-	}
-	kv := c.Values(2 * n)[:0]
-	for j := range n {
-		if keep == nil || keep[j] {
-			kv = append(kv, codec.Bytes(members[j]), kit.StoreScore(scores[j]))
+		kv = append(c.Values(2)[:0], codec.Bytes(c.Arg(i+2)), kit.StoreScore(scoreOf(lon, lat)))
+	} else {
+		members, scores, msg := geoAddMembers(c, i, n)
+		if msg != "" {
+			c.Error(msg)
+			return
+		}
+		keep := kit.Dedup(members, flags&kit.ZAddNX == 0)
+		kv = c.Values(2 * n)[:0]
+		for j := range n {
+			if keep == nil || keep[j] { // nil: every member distinct
+				kv = append(kv, codec.Bytes(members[j]), kit.StoreScore(scores[j]))
+			}
 		}
 	}
 	kit.ZAddCall(c, c.Arg(1), flags, kv)
-	c.Exec(func(c *sdk.Ctx) {
-		r := c.Result(0)
-		switch r.Code {
-		case codec.OK:
-			// Arguments read before a wait are not valid after it (the
-			// host's next message overwrites them): the members again.
-			for j := range n {
-				members[j] = c.Arg(i + 3*j + 2)
-			}
-			c.Reply().Int(kit.ZAddCount(r, flags, members, scores))
-		case codec.NotFound:
-			c.Reply().Int(0) // XX on a missing key
-		default:
-			kit.GuardFailed(c, r)
+	c.N[0], c.N[1], c.N[2] = flags, int64(i), int64(n)
+	c.Exec(geoAddDone)
+}
+
+// geoAddMembers parses the n positions and members from argument i on:
+// the members, their scores, or the error text of the first bad position.
+func geoAddMembers(c *sdk.Ctx, i, n int) (members [][]byte, scores []float64, msg string) {
+	members, scores = make([][]byte, n), make([]float64, n)
+	for j := range n {
+		lon, lat, msg := parseLonLat(c.Arg(i+3*j), c.Arg(i+3*j+1))
+		if msg != "" {
+			return nil, nil, msg
 		}
-	})
+		scores[j] = scoreOf(lon, lat)
+		members[j] = c.Arg(i + 3*j + 2)
+	}
+	return members, scores, ""
+}
+
+// geoAddDone answers GEOADD from ZAddCall's result.
+func geoAddDone(c *sdk.Ctx) {
+	flags, i, n := c.N[0], int(c.N[1]), int(c.N[2])
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		if flags&kit.ZAddCH == 0 {
+			c.Reply().Int(kit.ZAddCount(r, flags, nil, nil))
+			return
+		}
+		// CH counts changed scores: the members and scores again (the
+		// positions parsed before the wait).
+		members, scores, _ := geoAddMembers(c, i, n)
+		c.Reply().Int(kit.ZAddCount(r, flags, members, scores))
+	case codec.NotFound:
+		c.Reply().Int(0) // XX on a missing key
+	default:
+		kit.GuardFailed(c, r)
+	}
 }

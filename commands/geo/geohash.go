@@ -129,16 +129,24 @@ func scoreOf(lon, lat float64) float64 {
 func align52(h hashBits) uint64 { return h.bits << (52 - uint(h.step)*2) }
 
 // position is decodeGeohash: the centre of the 52-bit cell of a score,
-// clamped to the limits.
+// clamped to the limits. It is decode's arithmetic on scalars: a search
+// calls it for every member it reads, and a struct returned in
+// WebAssembly is copied through memory (a host call for memory.copy).
 func position(score float64) (lon, lat float64, ok bool) {
-	a, ok := decode(lonSpan, latSpan, hashBits{bits: uint64(score), step: stepMax})
-	if !ok {
-		return 0, 0, false
-	}
+	sep := deinterleave64(uint64(score))
+	const latScale = latMax - latMin
+	const lonScale = lonMax - lonMin
+	const div = float64(uint64(1) << stepMax)
+	ilato := float64(uint32(sep))
+	ilono := float64(uint32(sep >> 32))
+	latLo := latMin + float64(ilato*1.0/div*latScale)
+	latHi := latMin + float64((ilato+1)*1.0/div*latScale)
+	lonLo := lonMin + float64(ilono*1.0/div*lonScale)
+	lonHi := lonMin + float64((ilono+1)*1.0/div*lonScale)
 	// Clamped with comparisons: Go's min and max of floats are runtime
 	// calls in WebAssembly (NaN and signed zeros cannot occur here).
-	lon = clamp((a.lon.min+a.lon.max)/2, lonMin, lonMax)
-	lat = clamp((a.lat.min+a.lat.max)/2, latMin, latMax)
+	lon = clamp((lonLo+lonHi)/2, lonMin, lonMax)
+	lat = clamp((latLo+latHi)/2, latMin, latMax)
 	return lon, lat, true
 }
 
@@ -420,6 +428,9 @@ func (s *shape) circleBounds(r float64) {
 	}
 }
 
+// maxRanges is the most ranges a search reads before it reads whole cells.
+const maxRanges = 48
+
 // scanRanges is the score ranges a search reads: the cells Redis visits
 // (searchBoxes, in its order, a cell equal to the last one visited
 // skipped), each narrowed to its sub-cells two steps finer that meet the
@@ -429,9 +440,9 @@ func (s *shape) circleBounds(r float64) {
 // Redis's, for a fraction of the reading and measuring. More than
 // maxRanges ranges fall back to the whole cells.
 func (s *shape) scanRanges() [][2]uint64 {
-	const maxRanges = 48
 	cells := s.searchBoxes()
-	var visit []hashBits
+	var visitBuf [9]hashBits
+	visit := visitBuf[:0]
 	last := -1
 	for i, h := range cells {
 		if h.zero() || last > 0 && h == cells[last] {
@@ -441,7 +452,8 @@ func (s *shape) scanRanges() [][2]uint64 {
 		last = i
 	}
 	b := s.band()
-	var out [][2]uint64
+	// Up to maxRanges plus one cell's 16 before the check: no growth.
+	out := rangesBuf[:0]
 	for _, h := range visit {
 		k := min(2, stepMax-h.step)
 		if _, hi := scoreRange(h); hi > 1<<53 {
@@ -451,7 +463,7 @@ func (s *shape) scanRanges() [][2]uint64 {
 			k = 0
 		}
 		a, _ := decode(lonSpan, latSpan, h)
-		if !b.meets(a) {
+		if !b.meets(&a) {
 			continue // the whole cell is outside the band
 		}
 		// The band is a latitude range times a longitude range, so a
@@ -465,14 +477,16 @@ func (s *shape) scanRanges() [][2]uint64 {
 			cols[i] = b.meetsLon(a.lon.cut(i, n))
 		}
 		first := len(out)
+		// Sub-cell j's scores (scoreRange of the sub-cell, inline).
+		shift := 52 - 2*uint(h.step+k)
 		for j := uint64(0); j < 1<<(2*k); j++ {
 			// Interleaved as encode does: latitude bits in the even
 			// positions, longitude bits in the odd ones.
 			if !rows[j&1|j>>1&2] || !cols[j>>1&1|j>>2&2] {
 				continue
 			}
-			sub := hashBits{bits: h.bits<<(2*k) | j, step: h.step + k}
-			lo, hi := scoreRange(sub)
+			lo := (h.bits<<(2*k) | j) << shift
+			hi := lo + 1<<shift
 			if len(out) > first && out[len(out)-1][1] == lo {
 				out[len(out)-1][1] = hi
 			} else {
@@ -490,6 +504,10 @@ func (s *shape) scanRanges() [][2]uint64 {
 	}
 	return out
 }
+
+// rangesBuf holds the ranges scanRanges returns: its callers use them
+// before the next search can run.
+var rangesBuf [maxRanges + 16][2]uint64
 
 // band is where a member inside a shape can be: latitudes latLo..latHi
 // and at most lonHalf degrees of longitude from the centre either way
@@ -525,28 +543,29 @@ func (s *shape) band() band {
 }
 
 // meets reports whether area a may hold a point of the band.
-func (b band) meets(a box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
+func (b *band) meets(a *box) bool { return b.meetsLat(a.lat) && b.meetsLon(a.lon) }
 
 // bandEps is meets's margin: positions are cell centres computed in floats.
 const bandEps = 1e-9
 
 // meetsLat reports whether latitudes lat may hold a point of the band.
-func (b band) meetsLat(lat span) bool {
+func (b *band) meetsLat(lat span) bool {
 	return lat.max+bandEps >= b.latLo && lat.min-bandEps <= b.latHi
 }
 
-// meetsLon reports whether longitudes lon may hold a point of the band.
-func (b band) meetsLon(lon span) bool {
+// meetsLon reports whether longitudes lon may hold a point of the band:
+// the band's longitudes, or them shifted by 360 degrees either way (a band
+// across the antimeridian). Unrolled: a loop over the shifts costs more
+// than the tests in WebAssembly.
+func (b *band) meetsLon(lon span) bool {
 	if b.lonHalf >= 180 {
 		return true
 	}
-	for _, shift := range [3]float64{-360, 0, 360} {
-		lo, hi := b.lon-b.lonHalf+shift, b.lon+b.lonHalf+shift
-		if lon.max+bandEps >= lo && lon.min-bandEps <= hi {
-			return true
-		}
-	}
-	return false
+	lo, hi := b.lon-b.lonHalf, b.lon+b.lonHalf
+	up, down := lon.max+bandEps, lon.min-bandEps
+	return up >= lo && down <= hi ||
+		up >= lo-360 && down <= hi-360 ||
+		up >= lo+360 && down <= hi+360
 }
 
 // cut is part i of s cut into n equal parts.

@@ -121,20 +121,21 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 	for i := 0; i < remaining; i++ {
 		arg := c.Arg(base + i)
 		next := func(k int) []byte { return c.Arg(base + i + k) }
+		kw := keyword(arg)
 		switch {
-		case kit.Fold(arg, "withdist"):
+		case kw == kwWithDist:
 			s.withDist = true
-		case kit.Fold(arg, "withhash"):
+		case kw == kwWithHash:
 			s.withHash = true
-		case kit.Fold(arg, "withcoord"):
+		case kw == kwWithCoord:
 			s.withCoord = true
-		case kit.Fold(arg, "any"):
+		case kw == kwAny:
 			s.any = true
-		case kit.Fold(arg, "asc"):
+		case kw == kwAsc:
 			s.sort = sortAsc
-		case kit.Fold(arg, "desc"):
+		case kw == kwDesc:
 			s.sort = sortDesc
-		case kit.Fold(arg, "count") && i+1 < remaining:
+		case kw == kwCount && i+1 < remaining:
 			n, ok := kit.ParseInt(next(1))
 			if !ok {
 				return nil, parsedError, kit.NotInt
@@ -144,15 +145,15 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			}
 			s.count = n
 			i++
-		case kit.Fold(arg, "store") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
+		case kw == kwStore && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
 			s.store, s.storeDist = base+i+1, false
 			i++
-		case kit.Fold(arg, "storedist") && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
+		case kw == kwStoreDist && i+1 < remaining && mode&(modeNoStore|modeSearch) == 0:
 			s.store, s.storeDist = base+i+1, true
 			i++
-		case kit.Fold(arg, "storedist") && mode&modeSearch != 0 && mode&modeSearchStore != 0:
+		case kw == kwStoreDist && mode&modeSearch != 0 && mode&modeSearchStore != 0:
 			s.storeDist = true
-		case kit.Fold(arg, "frommember") && i+1 < remaining && mode&modeSearch != 0 && !fromLoc:
+		case kw == kwFromMember && i+1 < remaining && mode&modeSearch != 0 && !fromLoc:
 			if kv.exists {
 				lon, lat, found := kv.lookup(next(1))
 				if !found {
@@ -162,7 +163,7 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			}
 			fromMember = true
 			i++
-		case kit.Fold(arg, "fromlonlat") && i+2 < remaining && mode&modeSearch != 0 && !fromMember:
+		case kw == kwFromLonLat && i+2 < remaining && mode&modeSearch != 0 && !fromMember:
 			lon, lat, m := parseLonLat(next(1), next(2))
 			if m != "" {
 				return nil, parsedError, m
@@ -170,14 +171,14 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			s.sh.lon, s.sh.lat = lon, lat
 			fromLoc = true
 			i += 2
-		case kit.Fold(arg, "byradius") && i+2 < remaining && mode&modeSearch != 0 && !byBox:
+		case kw == kwByRadius && i+2 < remaining && mode&modeSearch != 0 && !byBox:
 			if m := parseDistance(next(1), next(2), &s.sh); m != "" {
 				return nil, parsedError, m
 			}
 			s.sh.kind = circular
 			byRadius = true
 			i += 2
-		case kit.Fold(arg, "bybox") && i+3 < remaining && mode&modeSearch != 0 && !byRadius:
+		case kw == kwByBox && i+3 < remaining && mode&modeSearch != 0 && !byRadius:
 			if m := parseBox(next(1), next(2), next(3), &s.sh); m != "" {
 				return nil, parsedError, m
 			}
@@ -211,6 +212,56 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		s.sort = sortAsc
 	}
 	return s, parsedSearch, ""
+}
+
+// The option keywords of the search commands.
+const (
+	kwNone = iota
+	kwWithDist
+	kwWithHash
+	kwWithCoord
+	kwAny
+	kwAsc
+	kwDesc
+	kwCount
+	kwStore
+	kwStoreDist
+	kwFromMember
+	kwFromLonLat
+	kwByRadius
+	kwByBox
+)
+
+// keyword is the option an argument names (any case), or kwNone: one
+// comparison or two by length, where parse would try up to thirteen.
+func keyword(arg []byte) int {
+	var cands [3]int
+	switch len(arg) {
+	case 3:
+		cands = [3]int{kwAny, kwAsc}
+	case 4:
+		cands = [3]int{kwDesc}
+	case 5:
+		cands = [3]int{kwCount, kwStore, kwByBox}
+	case 8:
+		cands = [3]int{kwWithDist, kwWithHash, kwByRadius}
+	case 9:
+		cands = [3]int{kwWithCoord, kwStoreDist}
+	case 10:
+		cands = [3]int{kwFromMember, kwFromLonLat}
+	}
+	for _, k := range cands {
+		if k != kwNone && kit.Fold(arg, keywords[k]) {
+			return k
+		}
+	}
+	return kwNone
+}
+
+var keywords = [...]string{
+	kwWithDist: "withdist", kwWithHash: "withhash", kwWithCoord: "withcoord", kwAny: "any",
+	kwAsc: "asc", kwDesc: "desc", kwCount: "count", kwStore: "store", kwStoreDist: "storedist",
+	kwFromMember: "frommember", kwFromLonLat: "fromlonlat", kwByRadius: "byradius", kwByBox: "bybox",
 }
 
 // parseDistance is extractDistanceOrReply: a radius and its unit.
@@ -348,30 +399,46 @@ type point struct {
 	err      float64
 }
 
+// Scratch storage of the search being answered, reused from one search to
+// the next: a search runs collect and answer in one step (no wait in
+// between), so no two searches of an instance use them at once.
+var (
+	ptsBuf   []point
+	orderBuf []int32
+)
+
 // collect keeps the members of the cells' ranges inside the shape, in the
 // order Redis visits them, stopping as Redis does once ANY's count is
 // reached.
 func (s *search) collect(r *codec.Result, ops int) []point {
-	var limit int64
+	var limit int
 	if s.any {
-		limit = s.count
+		limit = int(min(s.count, 1<<30))
 	}
-	var pts []point
+	total := 0
 	for i := range ops {
-		if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
+		total += len(r.Values[i].List) / 2
+	}
+	pts := ptsBuf[:0]
+	if cap(pts) < total {
+		pts = make([]point, 0, total)
+		ptsBuf = pts
+	}
+	for i := range ops {
+		if len(pts) > 0 && limit > 0 && len(pts) >= limit {
 			break
 		}
-		kv := r.Value(i).List
+		kv := r.Values[i].List
 		for j := 0; j+1 < len(kv); j += 2 {
 			score := codec.ScoreOf(&kv[j+1])
-			lon, lat, ok := position(score)
-			if ok {
-				if d, e, in := s.sh.within(lon, lat); in {
-					pts = append(pts, point{member: kv[j].Bytes, score: score, lon: lon, lat: lat, dist: d, err: e})
+			lon, lat, _ := position(score)
+			if d, e, in := s.sh.within(lon, lat); in {
+				pts = pts[:len(pts)+1]
+				p := &pts[len(pts)-1]
+				p.member, p.score, p.lon, p.lat, p.dist, p.err = kv[j].Bytes, score, lon, lat, d, e
+				if limit > 0 && len(pts) >= limit {
+					break
 				}
-			}
-			if len(pts) > 0 && limit > 0 && int64(len(pts)) >= limit {
-				break
 			}
 		}
 	}
@@ -381,35 +448,43 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 // answer sorts, cuts and replies with or stores the points (nil for a
 // missing key). dst is the destination's all-bins read, when storing.
 func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
+	defer clear(pts) // the scratch keeps no member alive
 	n := len(pts)
 	if s.count > 0 && int64(n) > s.count {
 		n = int(s.count)
 	}
+	// The points in answer order, as indexes: sorting them moves four
+	// bytes where a point is 64 (a memory.copy each in WebAssembly).
+	order := orderBuf[:0]
+	if cap(order) < len(pts) {
+		order = make([]int32, 0, len(pts))
+		orderBuf = order
+	}
+	for i := range pts {
+		order = append(order, int32(i))
+	}
 	if s.sort != sortNone {
-		s.settleOrder(pts)
-		// Redis sorts with glibc's qsort (a merge sort: stable) when it
-		// answers every point, and with its partial pqsort otherwise.
-		cmp := func(a, b *point) int {
-			switch {
-			case a.dist > b.dist:
-				return 1
-			case a.dist == b.dist:
-				return 0
+		desc := s.sort == sortDesc
+		if s.settleOrder(pts, order) {
+			// Equal distances: their order is the one Redis's sort
+			// leaves. It sorts with glibc's qsort (a merge sort: stable)
+			// when it answers every point, and with its partial pqsort
+			// otherwise.
+			for i := range order {
+				order[i] = int32(i)
 			}
-			return -1
-		}
-		if s.sort == sortDesc {
-			asc := cmp
-			cmp = func(a, b *point) int { return -asc(a, b) }
-		}
-		if n == len(pts) {
-			slices.SortStableFunc(pts, func(a, b point) int { return cmp(&a, &b) })
-		} else {
-			pqsort(pts, cmp, 0, n-1)
+			if n == len(pts) {
+				stableByDist(order, pts, desc)
+			} else {
+				pqsort(order, pts, desc, 0, n-1)
+			}
+		} else if desc {
+			// Distinct distances: any correct sort gives Redis's order.
+			slices.Reverse(order)
 		}
 	}
-	pts = pts[:n]
-	for i := range pts {
+	order = order[:n]
+	for _, i := range order {
 		p := &pts[i]
 		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.conversion, p.err/s.sh.conversion)) {
 			s.exact(p)
@@ -417,18 +492,19 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		p.dist /= s.sh.conversion
 	}
 	if s.store != 0 {
-		s.storeResult(c, pts, dst)
+		s.storeResult(c, pts, order, dst)
 		return
 	}
 	w := c.Reply()
 	w.Array(n)
 	opts := 0
-	for _, b := range []bool{s.withDist, s.withHash, s.withCoord} {
+	for _, b := range [3]bool{s.withDist, s.withHash, s.withCoord} {
 		if b {
 			opts++
 		}
 	}
-	for _, p := range pts {
+	for _, i := range order {
+		p := &pts[i]
 		if opts > 0 {
 			w.Array(opts + 1)
 		}
@@ -447,12 +523,41 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 }
 
+// stableByDist sorts order, indexes of pts, by distance (descending with
+// desc), equal distances in their order: what a stable sort of the points
+// leaves. An insertion sort for the few tens of points of most searches.
+func stableByDist(order []int32, pts []point, desc bool) {
+	if len(order) > 64 {
+		slices.SortStableFunc(order, func(i, j int32) int {
+			if desc {
+				i, j = j, i
+			}
+			return cmpFloat(pts[i].dist, pts[j].dist)
+		})
+		return
+	}
+	for i := 1; i < len(order); i++ {
+		o := order[i]
+		d := pts[o].dist
+		j := i
+		for ; j > 0; j-- {
+			prev := pts[order[j-1]].dist
+			if desc && !(prev < d) || !desc && !(prev > d) {
+				break
+			}
+			order[j] = order[j-1]
+		}
+		order[j] = o
+	}
+}
+
 // storeResult writes the points to the destination as a sorted set
 // (scores their geohashes, or with STOREDIST their distances), or deletes
 // it when there are none, and answers how many.
-func (s *search) storeResult(c *sdk.Ctx, pts []point, dst *codec.Result) {
-	kv := make([]codec.Value, 0, 2*len(pts))
-	for _, p := range pts {
+func (s *search) storeResult(c *sdk.Ctx, pts []point, order []int32, dst *codec.Result) {
+	kv := make([]codec.Value, 0, 2*len(order))
+	for _, i := range order {
+		p := &pts[i]
 		score := p.score
 		if s.storeDist {
 			score = p.dist
@@ -485,45 +590,57 @@ func (s *search) exact(p *point) {
 }
 
 // settleOrder measures exactly every point whose estimate could compare
-// differently with another's than the exact distances do: the sort then
+// differently with another's than the exact distances do, so that sorting
 // sees exactly Redis's comparisons (ties included), whatever order it
-// compares in. Points are looked at in estimated order, where every pair
-// closer than their error bounds is a run of neighbours.
-func (s *search) settleOrder(pts []point) {
-	var small [64]int32
-	order := small[:0]
-	if len(pts) > len(small) {
-		order = make([]int32, 0, len(pts))
-	}
-	for i := range pts {
-		order = append(order, int32(i))
-	}
-	if len(order) <= len(small) {
-		// An insertion sort: a search keeps a few tens of points, and a
-		// comparison through a function value costs more than the sort
-		// itself in WebAssembly.
-		for i := 1; i < len(order); i++ {
-			o := order[i]
-			d := pts[o].dist
-			j := i
-			for ; j > 0 && pts[order[j-1]].dist > d; j-- {
-				order[j] = order[j-1]
-			}
-			order[j] = o
-		}
-	} else {
-		slices.SortFunc(order, func(i, j int32) int { return cmpFloat(pts[i].dist, pts[j].dist) })
-	}
+// compares in. It sorts order (indexes of pts) by the estimates, where
+// every pair closer than their error bounds is a run of neighbours,
+// settles those, and sorts order again by the distances as they now are:
+// ascending by Redis's distances. It reports whether two of them are
+// equal (then only Redis's own sort says which comes first).
+func (s *search) settleOrder(pts []point, order []int32) (ties bool) {
+	insertionByDist(order, pts)
+	settled := false
 	for k := 0; k+1 < len(order); k++ {
 		a, b := &pts[order[k]], &pts[order[k+1]]
 		if b.dist-a.dist <= a.err+b.err {
 			if a.err != 0 {
 				s.exact(a)
+				settled = true
 			}
 			if b.err != 0 {
 				s.exact(b)
+				settled = true
 			}
 		}
+	}
+	if settled {
+		insertionByDist(order, pts) // nearly sorted: a pass or two
+	}
+	for k := 0; k+1 < len(order); k++ {
+		if pts[order[k]].dist == pts[order[k+1]].dist {
+			return true
+		}
+	}
+	return false
+}
+
+// insertionByDist sorts order by the points' distances, stably; an
+// insertion sort for the few tens of points of most searches (a
+// comparison through a function value costs more than the sort itself in
+// WebAssembly).
+func insertionByDist(order []int32, pts []point) {
+	if len(order) > 64 {
+		slices.SortStableFunc(order, func(i, j int32) int { return cmpFloat(pts[i].dist, pts[j].dist) })
+		return
+	}
+	for i := 1; i < len(order); i++ {
+		o := order[i]
+		d := pts[o].dist
+		j := i
+		for ; j > 0 && pts[order[j-1]].dist > d; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = o
 	}
 }
 

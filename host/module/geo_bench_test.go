@@ -57,6 +57,29 @@ func BenchmarkExecGeo(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchExec(b, r, st, tc.args, tc.want) })
 	}
+	// GEOADD of new members to one growing key, as scripts/bench.sh runs
+	// it (-r 100000): the key grows to tens of thousands of members.
+	b.Run("GEOADDnew", func(b *testing.B) {
+		cmd := r.Lookup([]byte("GEOADD"))
+		starts := make([]*codec.Start, 100000)
+		for i := range starts {
+			starts[i] = &codec.Start{Proto: 2, Args: [][]byte{[]byte("GEOADD"), []byte("bench:geoadd"),
+				[]byte("13.361389"), []byte("38.115556"), fmt.Appendf(nil, "member:%012d", i*7919%100000)}}
+		}
+		ctx := context.Background()
+		var out []byte
+		b.ReportAllocs()
+		cpu := cpuNanos()
+		i := 0
+		for b.Loop() {
+			out = r.Exec(ctx, cmd, starts[i%len(starts)], out[:0])
+			i++
+		}
+		reportCPU(b, cpu)
+		if len(out) == 0 || out[0] != ':' {
+			b.Fatalf("GEOADD = %q", out)
+		}
+	})
 }
 
 // randKeys counts the keys of BenchmarkExecHLL/PFADDrandom.

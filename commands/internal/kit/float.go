@@ -50,6 +50,9 @@ func Strtod(b []byte) (float64, bool) {
 		// WebAssembly.
 		return float64(n), true
 	}
+	if f, ok := shortDecimal(b); ok {
+		return f, true
+	}
 	s := string(b)
 	body := s
 	if len(body) > 0 && (body[0] == '+' || body[0] == '-') {
@@ -75,6 +78,48 @@ func Strtod(b []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
+	}
+	return f, true
+}
+
+// pow10 holds the powers of ten a float holds exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// shortDecimal parses a plain decimal of at most 15 digits with a point
+// ([+-]digits.digits, no exponent), such as a coordinate: its digits make
+// an integer below 2^53 and its point a power of ten up to 10^15, both
+// exact as floats, so their quotient is the correctly rounded value, as
+// strtod's and ParseFloat's (Clinger's fast path, which ParseFloat takes
+// too, after work that costs more than the parse in WebAssembly). Anything
+// else reports false.
+func shortDecimal(b []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, i = b[0] == '-', 1
+	}
+	var m uint64
+	digits, frac, point := 0, 0, false
+	for ; i < len(b); i++ {
+		ch := b[i]
+		switch {
+		case ch >= '0' && ch <= '9':
+			m = m*10 + uint64(ch-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case ch == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if !point || digits == 0 || digits > 15 {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
 	}
 	return f, true
 }

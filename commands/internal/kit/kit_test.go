@@ -4,9 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -171,6 +173,35 @@ func TestDedup(t *testing.T) {
 		}
 		if len(seen) != 13 {
 			t.Errorf("last=%v kept %d distinct keys", last, len(seen))
+		}
+	}
+}
+
+// shortDecimal agrees with strconv.ParseFloat bit for bit on the plain
+// decimals it takes, and leaves the rest to it.
+func TestShortDecimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range 300000 {
+		var s string
+		switch i % 4 {
+		case 0:
+			s = strconv.FormatFloat(rng.Float64()*360-180, 'f', rng.IntN(9), 64)
+		case 1:
+			s = strconv.FormatFloat(rng.NormFloat64()*math.Pow(10, float64(rng.IntN(12))), 'f', rng.IntN(12), 64)
+		case 2:
+			s = strconv.FormatUint(rng.Uint64N(1_000_000_000_000_000), 10)
+			k := rng.IntN(len(s) + 1)
+			s = s[:k] + "." + s[k:]
+		default:
+			s = []string{"-0.0", "0.", ".5", "-.5", "+1.25", "1e5", "1.5e3", ".", "-", "1.2.3", "0x1p3", "123456789012345.6", "99999999999999.9", "9007199254740993.0", " 1.5", "1_0.5"}[i/4%16]
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		got, ok := shortDecimal([]byte(s))
+		if ok && (err != nil || math.Float64bits(got) != math.Float64bits(want)) {
+			t.Fatalf("%q: %v, ParseFloat %v %v", s, got, want, err)
+		}
+		if f, ok := Strtod([]byte(s)); err == nil && !strings.Contains(s, "_") && s[0] != ' ' && (!ok || math.Float64bits(f) != math.Float64bits(want)) {
+			t.Fatalf("Strtod(%q) = %v %v, want %v", s, f, ok, want)
 		}
 	}
 }

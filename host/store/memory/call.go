@@ -14,7 +14,8 @@ import (
 type callCtx struct {
 	draft []bin
 	undo  []undoRec
-	idx   []int32 // selected map items
+	idx   []int32  // selected list items
+	sel   []*entry // selected map items
 	// dst is storage a list read may reuse for its result (length 0):
 	// the list of the response's previous value for the op.
 	dst []codec.Value
@@ -442,7 +443,7 @@ func findBin(bins []bin, name string) *bin {
 
 func binIsEmptyCollection(b *bin) bool {
 	if b.m != nil {
-		return len(b.m.e) == 0
+		return b.m.n() == 0
 	}
 	if b.l != nil {
 		return b.l.n() == 0
@@ -535,7 +536,7 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 		if b.m == nil {
 			return codec.Nil, errBinType
 		}
-		return codec.Int(int64(len(b.m.e))), nil
+		return codec.Int(int64(b.m.n())), nil
 	case codec.OpListSize, codec.OpListGetByIndex, codec.OpListGetByValue:
 		b := findBin(bins, o.Bin)
 		if b == nil {

@@ -371,3 +371,20 @@ func listSelects(c codec.OpCode) bool {
 	}
 	return false
 }
+
+// appendSpan appends the positions lo..hi-1, or with inv every position of
+// 0..n-1 outside them.
+func appendSpan(idx []int32, lo, hi, n int, inv bool) []int32 {
+	if !inv {
+		for i := lo; i < hi; i++ {
+			idx = append(idx, int32(i))
+		}
+		return idx
+	}
+	for i := 0; i < n; i++ {
+		if i < lo || i >= hi {
+			idx = append(idx, int32(i))
+		}
+	}
+	return idx
+}

@@ -7,16 +7,17 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// omap is a map bin: items sorted by key (Aerospike's key-ordered map; the
-// key-value-ordered flavour returns the same results, so MapOrder flags are
-// accepted and ignored). Items change in place under the shard lock; callers
-// only ever get copies.
+// omap is a map bin: items in an order-statistic tree by key
+// (Aerospike's key-ordered map; the key-value-ordered flavour returns the
+// same results, so MapOrder flags are accepted and ignored), and, once a
+// read by rank or value asked for it, a second tree of the same items by
+// value, ties by key, kept up to date from then on (a hash never needs
+// it). Items change in place under the shard lock; callers only ever get
+// copies.
 type omap struct {
-	e []entry
-	// rank lists item indexes by value, ties by key, when rankOK.
-	rank   []int32
-	rankOK bool
-	size   int // approximate bytes of all keys and values
+	keys ostree
+	vals *ostree // by value; nil until rank order is first needed
+	size int     // approximate bytes of all keys and values
 }
 
 type entry struct{ k, v codec.Value }
@@ -29,7 +30,7 @@ func newOmap(kv []codec.Value) (*omap, *opError) {
 	if len(kv)%2 != 0 {
 		return nil, &opError{codec.InvalidOperation, "memory: map value with an odd element count"}
 	}
-	m := &omap{e: make([]entry, 0, len(kv)/2)}
+	items := make([]*entry, 0, len(kv)/2)
 	for i := 0; i < len(kv); i += 2 {
 		if !validKey(&kv[i]) {
 			return nil, errParam
@@ -42,73 +43,105 @@ func newOmap(kv []codec.Value) (*omap, *opError) {
 		if err != nil {
 			return nil, err
 		}
-		m.e = append(m.e, entry{k, v})
+		items = append(items, &entry{k, v})
 	}
-	slices.SortStableFunc(m.e, func(a, b entry) int { return compare(&a.k, &b.k) })
+	slices.SortStableFunc(items, func(a, b *entry) int { return compare(&a.k, &b.k) })
 	// Keep the last of equal keys.
-	out := m.e[:0]
-	for i := range m.e {
-		if i+1 < len(m.e) && compare(&m.e[i].k, &m.e[i+1].k) == 0 {
+	m := &omap{}
+	out := items[:0]
+	for i := range items {
+		if i+1 < len(items) && compare(&items[i].k, &items[i+1].k) == 0 {
 			continue
 		}
-		out = append(out, m.e[i])
-		m.size += entrySize(&m.e[i])
+		out = append(out, items[i])
+		m.size += entrySize(items[i])
 	}
-	clear(m.e[len(out):])
-	m.e = out
+	m.keys.build(out)
 	return m, nil
 }
 
-// find returns the position of key k, or where it would be inserted.
-func (m *omap) find(k *codec.Value) (int, bool) {
-	return slices.BinarySearchFunc(m.e, k, func(e entry, k *codec.Value) int { return compare(&e.k, k) })
+// n is the number of items.
+func (m *omap) n() int { return m.keys.len() }
+
+// find returns the position of key k and its item, or where it would be
+// inserted and nil.
+func (m *omap) find(k *codec.Value) (int, *entry) {
+	at, e := m.keys.seekKey(k)
+	if e != nil && keyCmp(&e.k, k) != 0 {
+		e = nil
+	}
+	return at, e
 }
 
 // flatten returns a copy of the items as a map value.
 func (m *omap) flatten() codec.Value {
-	kv := make([]codec.Value, 0, 2*len(m.e))
-	for i := range m.e {
-		kv = append(kv, m.e[i].k, m.e[i].v)
+	kv := make([]codec.Value, 0, 2*m.n())
+	for _, e := range m.keys.all(make([]*entry, 0, m.n())) {
+		kv = append(kv, e.k, e.v)
 	}
 	return codec.Value{Kind: codec.KindMap, List: kv}
 }
 
-// rankOrder returns item indexes ordered by value, ties by key, as
-// Aerospike ranks map items.
-func (m *omap) rankOrder() []int32 {
-	if m.rankOK && len(m.rank) == len(m.e) {
-		return m.rank
+// byValue returns the items by value, ties by key, as Aerospike ranks
+// map items, building that tree on first use.
+func (m *omap) byValue() *ostree {
+	if m.vals == nil {
+		items := m.keys.all(make([]*entry, 0, m.n()))
+		// Items are in key order: a stable sort by value leaves ties so.
+		slices.SortStableFunc(items, func(a, b *entry) int { return compare(&a.v, &b.v) })
+		m.vals = &ostree{byValue: true}
+		m.vals.build(items)
 	}
-	r := m.rank[:0]
-	for i := range m.e {
-		r = append(r, int32(i))
+	return m.vals
+}
+
+// add inserts a new item (no item has its key).
+func (m *omap) add(e *entry) {
+	m.keys.insert(e)
+	if m.vals != nil {
+		m.vals.insert(e)
 	}
-	slices.SortFunc(r, func(a, b int32) int {
-		if c := compare(&m.e[a].v, &m.e[b].v); c != 0 {
-			return c
-		}
-		return int(a - b) // items are in key order
-	})
-	m.rank, m.rankOK = r, true
-	return r
+	m.size += entrySize(e)
+}
+
+// drop removes an item the map holds.
+func (m *omap) drop(e *entry) {
+	m.keys.remove(e)
+	if m.vals != nil {
+		m.vals.remove(e)
+	}
+	m.size -= entrySize(e)
+}
+
+// setValue replaces an item's value, moving it in the value order.
+func (m *omap) setValue(e *entry, v codec.Value) {
+	if m.vals != nil {
+		m.vals.remove(e)
+	}
+	m.size += valueSize(v) - valueSize(e.v)
+	e.v = v
+	if m.vals != nil {
+		m.vals.insert(e)
+	}
 }
 
 // Undo log kinds.
 const (
-	undoInsert  = iota // an item was inserted at i
-	undoSet            // item i's value was old
-	undoRemove         // items were removed from positions idx (ascending)
-	undoReplace        // the item slice was oldE
+	undoInsert  = iota // item e was inserted
+	undoSet            // item e's value was old
+	undoRemove         // items ents were removed
+	undoReplace        // the map's trees were keys and vals
 	undoList           // list l had array lbuf, offset loff and oldSize; lold held the slots from lat
 )
 
 type undoRec struct {
 	m       *omap
 	kind    uint8
-	i       int
+	e       *entry
 	old     codec.Value
-	oldE    []entry
-	idx     []int32
+	ents    []*entry
+	keys    ostree
+	vals    *ostree
 	oldSize int
 
 	l    *olist
@@ -128,63 +161,44 @@ func (u *undoRec) apply() {
 	m := u.m
 	switch u.kind {
 	case undoInsert:
-		m.e = slices.Delete(m.e, u.i, u.i+1)
+		m.drop(u.e)
 	case undoSet:
-		m.e[u.i].v = u.old
+		m.setValue(u.e, u.old)
 	case undoRemove:
-		for j, at := range u.idx {
-			m.e = slices.Insert(m.e, int(at), u.oldE[j])
+		for _, e := range u.ents {
+			m.add(e)
 		}
 	case undoReplace:
-		m.e = u.oldE
+		m.keys, m.vals = u.keys, u.vals
 	}
 	m.size = u.oldSize
-	m.rankOK = false
 }
 
-func (cx *callCtx) mInsert(m *omap, i int, e entry) {
-	cx.undo = append(cx.undo, undoRec{m: m, kind: undoInsert, i: i, oldSize: m.size})
-	m.e = slices.Insert(m.e, i, e)
-	m.size += entrySize(&e)
-	m.rankOK = false
+func (cx *callCtx) mInsert(m *omap, e *entry) {
+	cx.undo = append(cx.undo, undoRec{m: m, kind: undoInsert, e: e, oldSize: m.size})
+	m.add(e)
 }
 
-func (cx *callCtx) mSet(m *omap, i int, v codec.Value) {
-	cx.undo = append(cx.undo, undoRec{m: m, kind: undoSet, i: i, old: m.e[i].v, oldSize: m.size})
-	m.size += valueSize(v) - valueSize(m.e[i].v)
-	m.e[i].v = v
-	m.rankOK = false
+func (cx *callCtx) mSet(m *omap, e *entry, v codec.Value) {
+	cx.undo = append(cx.undo, undoRec{m: m, kind: undoSet, e: e, old: e.v, oldSize: m.size})
+	m.setValue(e, v)
 }
 
-// mRemove removes the items at idx (ascending).
-func (cx *callCtx) mRemove(m *omap, idx []int32) {
-	if len(idx) == 0 {
+// mRemove removes the items ents.
+func (cx *callCtx) mRemove(m *omap, ents []*entry) {
+	if len(ents) == 0 {
 		return
 	}
-	u := undoRec{m: m, kind: undoRemove, oldSize: m.size, idx: slices.Clone(idx), oldE: make([]entry, len(idx))}
-	for j, at := range idx {
-		u.oldE[j] = m.e[at]
-		m.size -= entrySize(&m.e[at])
+	cx.undo = append(cx.undo, undoRec{m: m, kind: undoRemove, oldSize: m.size, ents: slices.Clone(ents)})
+	for _, e := range ents {
+		m.drop(e)
 	}
-	cx.undo = append(cx.undo, u)
-	w, next := 0, 0
-	for r := range m.e {
-		if next < len(idx) && int(idx[next]) == r {
-			next++
-			continue
-		}
-		m.e[w] = m.e[r]
-		w++
-	}
-	clear(m.e[w:])
-	m.e = m.e[:w]
-	m.rankOK = false
 }
 
-// mReplace swaps in a new item slice; the old one is kept untouched for undo.
-func (cx *callCtx) mReplace(m *omap, e []entry, size int) {
-	cx.undo = append(cx.undo, undoRec{m: m, kind: undoReplace, oldE: m.e, oldSize: m.size})
-	m.e, m.size, m.rankOK = e, size, false
+// mClear empties the map; the old trees are kept untouched for undo.
+func (cx *callCtx) mClear(m *omap) {
+	cx.undo = append(cx.undo, undoRec{m: m, kind: undoReplace, keys: m.keys, vals: m.vals, oldSize: m.size})
+	m.keys, m.vals, m.size = ostree{}, nil, 0
 }
 
 // mapBinForWrite returns the map bin a map write works on, creating an
@@ -223,7 +237,7 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	updateOnly := o.Flags&codec.MapWriteUpdateOnly != 0
 	noFail := o.Flags&codec.MapWriteNoFail != 0
 	partial := o.Flags&codec.MapWritePartial != 0
-	size := codec.Int(int64(len(m.e)))
+	size := codec.Int(int64(m.n()))
 	if len(kv) == 0 {
 		return size, nil
 	}
@@ -247,7 +261,7 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	}
 	defer func() { cx.idx = items[:0] }()
 
-	if len(m.e) == 0 && updateOnly {
+	if m.n() == 0 && updateOnly {
 		if !noFail {
 			return codec.Nil, errElemMissing
 		}
@@ -260,13 +274,17 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 		updateOnly, createOnly = false, false
 	}
 
-	// Check every item first.
+	// Check every item first, keeping the items found (cx.sel) for the
+	// writes.
+	found := cx.sel[:0]
+	defer func() { clear(found); cx.sel = found[:0] }()
 	w := 0
 	for _, it := range items {
-		_, found := m.find(&kv[it])
-		if (found && createOnly) || (!found && updateOnly) {
+		_, e := m.find(&kv[it])
+		found = append(found, e)
+		if (e != nil && createOnly) || (e == nil && updateOnly) {
 			if !noFail {
-				if found {
+				if e != nil {
 					return codec.Nil, errElemExists
 				}
 				return codec.Nil, errElemMissing
@@ -274,6 +292,7 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 			if !partial {
 				return size, nil
 			}
+			found = found[:len(found)-1]
 			continue
 		}
 		items[w] = it
@@ -281,56 +300,22 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	}
 	items = items[:w]
 
-	if len(items) > 8 {
-		return cx.mapMerge(m, kv, items)
-	}
-	for _, it := range items {
-		k, err := ownValue(kv[it])
-		if err != nil {
-			return codec.Nil, err
-		}
+	for j, it := range items {
 		v, err := ownValue(kv[it+1])
 		if err != nil {
 			return codec.Nil, err
 		}
-		if i, found := m.find(&k); found {
-			cx.mSet(m, i, v)
-		} else {
-			cx.mInsert(m, i, entry{k, v})
-		}
-	}
-	return codec.Int(int64(len(m.e))), nil
-}
-
-// mapMerge writes many sorted items at once into a new item slice.
-func (cx *callCtx) mapMerge(m *omap, kv []codec.Value, items []int32) (codec.Value, *opError) {
-	out := make([]entry, 0, len(m.e)+len(items))
-	size := 0
-	i := 0
-	for _, it := range items {
-		for i < len(m.e) && compare(&m.e[i].k, &kv[it]) < 0 {
-			out = append(out, m.e[i])
-			i++
-		}
-		if i < len(m.e) && compare(&m.e[i].k, &kv[it]) == 0 {
-			i++ // replaced
+		if e := found[j]; e != nil {
+			cx.mSet(m, e, v)
+			continue
 		}
 		k, err := ownValue(kv[it])
 		if err != nil {
 			return codec.Nil, err
 		}
-		v, err := ownValue(kv[it+1])
-		if err != nil {
-			return codec.Nil, err
-		}
-		out = append(out, entry{k, v})
+		cx.mInsert(m, &entry{k, v})
 	}
-	out = append(out, m.e[i:]...)
-	for j := range out {
-		size += entrySize(&out[j])
-	}
-	cx.mReplace(m, out, size)
-	return codec.Int(int64(len(out))), nil
+	return codec.Int(int64(m.n())), nil
 }
 
 // mapIncrement adds a delta to the value under a key (missing counts as 0)
@@ -354,8 +339,8 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 	if e != nil {
 		return codec.Nil, e
 	}
-	i, found := m.find(&o.Value)
-	if !found {
+	_, it := m.find(&o.Value)
+	if it == nil {
 		k, err := ownValue(o.Value)
 		if err != nil {
 			return codec.Nil, err
@@ -365,10 +350,10 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 			// observed).
 			d.Float += 0
 		}
-		cx.mInsert(m, i, entry{k, d})
+		cx.mInsert(m, &entry{k, d})
 		return d, nil
 	}
-	old := m.e[i].v
+	old := it.v
 	var nv codec.Value
 	switch old.Kind {
 	case codec.KindInt:
@@ -397,38 +382,37 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 		// value. Read in the CE 8.1.2 source, not yet observed on a server.
 		return codec.Nil, &opError{codec.ParameterError, "memory: map value is not a number"}
 	}
-	cx.mSet(m, i, nv)
+	cx.mSet(m, it, nv)
 	return nv, nil
 }
 
 // mapRead runs a map read op on an existing map bin.
 func (cx *callCtx) mapRead(m *omap, o *codec.Op) (codec.Value, *opError) {
-	idx := cx.selectItems(m, o)
+	sel := cx.selectItems(m, o)
 	var v codec.Value
 	if o.Return.ReplyReturn() {
-		v = cx.mapReply(m, idx, o.Return)
+		v = cx.mapReply(sel, o.Return)
 	} else {
-		v = m.result(idx, o.Return)
+		v = m.result(sel, o.Return)
 	}
-	cx.idx = idx[:0]
+	clear(sel)
+	cx.sel = sel[:0]
 	return v, nil
 }
 
 // mapRemove runs a map remove op (or clear) on an existing map bin.
 func (cx *callCtx) mapRemove(m *omap, o *codec.Op) (codec.Value, *opError) {
 	if o.Code == codec.OpMapClear {
-		if len(m.e) != 0 {
-			cx.mReplace(m, nil, 0)
+		if m.n() != 0 {
+			cx.mClear(m)
 		}
 		return codec.Nil, nil
 	}
-	idx := cx.selectItems(m, o)
-	v := m.result(idx, o.Return)
-	// Rank and value selections come in rank order; removal wants
-	// positions ascending.
-	slices.Sort(idx)
-	cx.mRemove(m, idx)
-	cx.idx = idx[:0]
+	sel := cx.selectItems(m, o)
+	v := m.result(sel, o.Return)
+	cx.mRemove(m, sel)
+	clear(sel)
+	cx.sel = sel[:0]
 	return v, nil
 }
 
@@ -446,65 +430,55 @@ func selects(c codec.OpCode) bool {
 	return false
 }
 
-// selectItems returns the indexes of the items an op selects, in the order
-// the contract returns them: key order for key and index selections, rank
-// order for rank and value selections, inverted (ReturnInverted) or not.
+// selectItems returns the items an op selects, in the order the contract
+// returns them: key order for key and index selections, rank order for
+// rank and value selections, inverted (ReturnInverted) or not.
 // Aerospike itself answers an inverted rank selection in key order unless
 // the complement is one run of ranks, and value ranges in key order; the
 // Aerospike backend sorts them, as it must for the non-inverted value range.
-func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
-	idx := cx.idx[:0]
-	n := len(m.e)
+func (cx *callCtx) selectItems(m *omap, o *codec.Op) []*entry {
+	sel := cx.sel[:0]
+	n := m.n()
 	inv := o.Return.Inverted()
 	switch o.Code {
 	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys:
 		for i := range o.Values {
-			if at, found := m.find(&o.Values[i]); found {
-				idx = append(idx, int32(at))
+			if _, e := m.find(&o.Values[i]); e != nil {
+				sel = append(sel, e)
 			}
 		}
-		slices.Sort(idx)
-		idx = slices.Compact(idx)
+		if len(sel) > 1 {
+			slices.SortFunc(sel, func(a, b *entry) int { return compare(&a.k, &b.k) })
+			sel = slices.Compact(sel)
+		}
 		if inv {
-			idx = complement(idx, n)
+			sel = complement(&m.keys, sel)
 		}
 	case codec.OpMapGetByIndex, codec.OpMapRemoveByIndex:
 		start, count := indexRange(o.Index, o.Count, n)
-		idx = appendSpan(idx, start, start+count, n, inv)
+		sel = appendRun(sel, &m.keys, start, start+count, inv)
 	case codec.OpMapGetByRank, codec.OpMapRemoveByRank:
 		start, count := indexRange(o.Index, o.Count, n)
-		idx = appendRun(idx, m.rankOrder(), start, start+count, inv)
+		sel = appendRun(sel, m.byValue(), start, start+count, inv)
 	case codec.OpMapGetByValues, codec.OpMapRemoveByValueRange:
-		r := m.rankOrder()
-		below := func(i int32, v *codec.Value) int {
-			if compare(&m.e[i].v, v) < 0 {
-				return -1
-			}
-			return 1
-		}
+		r := m.byValue()
 		lo := 0
 		if !o.Value.IsNil() {
-			lo, _ = slices.BinarySearchFunc(r, &o.Value, below)
+			lo = valueBound(r, &o.Value)
 		}
 		hi := n
 		if !o.Value2.IsNil() {
-			hi, _ = slices.BinarySearchFunc(r, &o.Value2, below)
+			hi = valueBound(r, &o.Value2)
 		}
-		idx = appendRun(idx, r, lo, max(lo, hi), inv)
+		sel = appendRun(sel, r, lo, max(lo, hi), inv)
 	case codec.OpMapGetByValueRelRank:
-		r := m.rankOrder()
-		anchor, _ := slices.BinarySearchFunc(r, &o.Value, func(i int32, v *codec.Value) int {
-			if compare(&m.e[i].v, v) < 0 {
-				return -1
-			}
-			return 1
-		})
-		start, count := relRange(anchor, o.Index, o.Count, n)
-		idx = append(idx, r[start:start+count]...)
+		r := m.byValue()
+		start, count := relRange(valueBound(r, &o.Value), o.Index, o.Count, n)
+		sel = r.appendRange(sel, start, start+count)
 	case codec.OpMapGetByKeyRelIndex:
 		anchor, _ := m.find(&o.Value)
 		start, count := relRange(anchor, o.Index, o.Count, n)
-		idx = appendSpan(idx, start, start+count, n, false)
+		sel = m.keys.appendRange(sel, start, start+count)
 	case codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange:
 		lo := 0
 		if !o.Value.IsNil() {
@@ -514,48 +488,42 @@ func (cx *callCtx) selectItems(m *omap, o *codec.Op) []int32 {
 		if !o.Value2.IsNil() {
 			hi, _ = m.find(&o.Value2)
 		}
-		idx = appendSpan(idx, lo, max(lo, hi), n, inv)
+		sel = appendRun(sel, &m.keys, lo, max(lo, hi), inv)
 	}
-	return idx
+	return sel
 }
 
-// appendSpan appends the positions lo..hi-1, or with inv every position of
-// 0..n-1 outside them.
-func appendSpan(idx []int32, lo, hi, n int, inv bool) []int32 {
+// valueBound is the rank of the first item whose value is at least v.
+func valueBound(r *ostree, v *codec.Value) int {
+	at, _ := r.lowerBound(func(e *entry) bool { return compare(&e.v, v) < 0 })
+	return at
+}
+
+// appendRun appends the items of t at positions lo..hi-1, or with inv
+// every other item, in t's order.
+func appendRun(sel []*entry, t *ostree, lo, hi int, inv bool) []*entry {
 	if !inv {
-		for i := lo; i < hi; i++ {
-			idx = append(idx, int32(i))
-		}
-		return idx
+		return t.appendRange(sel, lo, hi)
 	}
-	for i := 0; i < n; i++ {
-		if i < lo || i >= hi {
-			idx = append(idx, int32(i))
-		}
-	}
-	return idx
+	return t.appendRange(t.appendRange(sel, 0, lo), hi, t.len())
 }
 
-// appendRun appends order[lo:hi], or with inv the rest of order.
-func appendRun(idx, order []int32, lo, hi int, inv bool) []int32 {
-	if !inv {
-		return append(idx, order[lo:hi]...)
-	}
-	return append(append(idx, order[:lo]...), order[hi:]...)
-}
-
-// complement turns sorted positions into the other positions of 0..n-1,
-// reusing idx's storage.
-func complement(idx []int32, n int) []int32 {
-	k, j := len(idx), 0
-	for i := 0; i < n; i++ {
-		if j < k && int(idx[j]) == i {
+// complement turns items in key order into the map's other items, in key
+// order, reusing sel's storage.
+func complement(keys *ostree, sel []*entry) []*entry {
+	chosen := slices.Clone(sel)
+	out, j := keys.all(sel[:0]), 0
+	w := 0
+	for _, e := range out {
+		if j < len(chosen) && chosen[j] == e {
 			j++
 			continue
 		}
-		idx = append(idx, int32(i))
+		out[w] = e
+		w++
 	}
-	return append(idx[:0], idx[k:]...)
+	clear(out[w:])
+	return out[:w]
 }
 
 // indexRange turns an index (negative: from the end) and count (negative:
@@ -601,45 +569,38 @@ func relRange(anchor int, rel, count int64, n int) (start, cnt int) {
 }
 
 // result builds what a map read or remove returns for the selected items.
-func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
+func (m *omap) result(sel []*entry, ret codec.MapReturn) codec.Value {
 	ret = ret.Type()
 	switch ret {
 	case codec.ReturnCount:
-		return codec.Int(int64(len(idx)))
+		return codec.Int(int64(len(sel)))
 	case codec.ReturnExists:
-		return codec.Bool(len(idx) > 0)
+		return codec.Bool(len(sel) > 0)
 	case codec.ReturnKey, codec.ReturnValue:
-		l := make([]codec.Value, len(idx))
-		for j, i := range idx {
+		l := make([]codec.Value, len(sel))
+		for j, e := range sel {
 			if ret == codec.ReturnKey {
-				l[j] = m.e[i].k
+				l[j] = e.k
 			} else {
-				l[j] = m.e[i].v
+				l[j] = e.v
 			}
 		}
 		return codec.Value{Kind: codec.KindList, List: l}
 	case codec.ReturnRank, codec.ReturnReverseRank:
-		order := m.rankOrder()
-		l := make([]codec.Value, len(idx))
-		for j, i := range idx {
-			// The rank order is by value, then position (key order).
-			at, _ := slices.BinarySearchFunc(order, i, func(a, b int32) int {
-				if c := compare(&m.e[a].v, &m.e[b].v); c != 0 {
-					return c
-				}
-				return int(a - b)
-			})
-			r := int64(at)
+		order := m.byValue()
+		l := make([]codec.Value, len(sel))
+		for j, e := range sel {
+			r := int64(order.position(e))
 			if ret == codec.ReturnReverseRank {
-				r = int64(len(m.e)) - 1 - r
+				r = int64(m.n()) - 1 - r
 			}
 			l[j] = codec.Int(r)
 		}
 		return codec.Value{Kind: codec.KindList, List: l}
 	case codec.ReturnKeyValue:
-		kv := make([]codec.Value, 0, 2*len(idx))
-		for _, i := range idx {
-			kv = append(kv, m.e[i].k, m.e[i].v)
+		kv := make([]codec.Value, 0, 2*len(sel))
+		for _, e := range sel {
+			kv = append(kv, e.k, e.v)
 		}
 		return codec.Value{Kind: codec.KindMap, List: kv}
 	}
@@ -650,7 +611,7 @@ func (m *omap) result(idx []int32, ret codec.MapReturn) codec.Value {
 // and the like) straight from the items, its pair in the response's
 // previous list when there is one (cx.dst): no list of the items' values
 // is made, the blob holds no pointers for the collector to scan.
-func (cx *callCtx) mapReply(m *omap, idx []int32, ret codec.MapReturn) codec.Value {
+func (cx *callCtx) mapReply(sel []*entry, ret codec.MapReturn) codec.Value {
 	out := cx.dst
 	cx.dst = nil
 	per := 8 // $nn\r\n, \r\n
@@ -658,23 +619,23 @@ func (cx *callCtx) mapReply(m *omap, idx []int32, ret codec.MapReturn) codec.Val
 		per += 36 // a score of up to 24 characters, its framing, *2\r\n
 	}
 	size := 0
-	for _, i := range idx {
-		size += len(m.e[i].k.Bytes) + per
+	for _, e := range sel {
+		size += len(e.k.Bytes) + per
 	}
 	buf := make([]byte, 0, size)
 	rev := ret.Reversed()
-	for j := range idx {
-		i := idx[j]
+	for j := range sel {
+		e := sel[j]
 		if rev {
-			i = idx[len(idx)-1-j]
+			e = sel[len(sel)-1-j]
 		}
-		buf = codec.AppendReplyItem(buf, ret, &m.e[i].k, &m.e[i].v)
+		buf = codec.AppendReplyItem(buf, ret, &e.k, &e.v)
 	}
 	if cap(out) < 2 {
 		out = make([]codec.Value, 2)
 	}
 	out = out[:2]
-	out[0] = codec.Int(int64(len(idx)))
+	out[0] = codec.Int(int64(len(sel)))
 	out[1] = codec.Bytes(buf)
 	return codec.Value{Kind: codec.KindList, List: out}
 }

@@ -1,0 +1,363 @@
+package memory
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+
+	"github.com/respike/respike/guest-sdk/codec"
+)
+
+// ostree is an order-statistic B+tree of map items: items in its order
+// (by key, or by value then key), every node knowing how many items it
+// holds, so that finding, inserting and removing an item, the item at a
+// position and the position of an item all cost O(log n). A map of 100,000
+// members kept as one sorted slice moved half of it on every insert (a
+// GEOADD of a new member to a growing geo set); Redis's skiplist does not.
+type ostree struct {
+	root *onode
+	// byValue orders items by value, ties by key (Aerospike's rank
+	// order); else by key.
+	byValue bool
+}
+
+// Node fan-outs: a leaf holds up to leafMax items, an inner node up to
+// innerMax children. A node left with under a quarter of that merges
+// with a neighbour when both fit in one.
+const (
+	leafMax  = 64
+	innerMax = 32
+)
+
+// onode is a tree node: a leaf (kids nil) holds items in order, an inner
+// node children in order. size counts the items below it, hi is its last
+// item (what a search compares against).
+type onode struct {
+	size  int
+	hi    *entry
+	items []*entry
+	kids  []*onode
+}
+
+func (t *ostree) len() int {
+	if t.root == nil {
+		return 0
+	}
+	return t.root.size
+}
+
+// cmp orders two items in the tree's order.
+func (t *ostree) cmp(a, b *entry) int {
+	if t.byValue {
+		if c := compare(&a.v, &b.v); c != 0 {
+			return c
+		}
+	}
+	return compare(&a.k, &b.k)
+}
+
+// lowerBound returns how many items below holds for (they must come
+// first in the tree's order) and the first item it does not hold for, or
+// nil.
+func (t *ostree) lowerBound(below func(e *entry) bool) (int, *entry) {
+	n := t.root
+	if n == nil {
+		return 0, nil
+	}
+	pos := 0
+	for n.kids != nil {
+		i := sort.Search(len(n.kids), func(i int) bool { return !below(n.kids[i].hi) })
+		if i == len(n.kids) {
+			return pos + n.size, nil
+		}
+		for _, k := range n.kids[:i] {
+			pos += k.size
+		}
+		n = n.kids[i]
+	}
+	i := sort.Search(len(n.items), func(i int) bool { return !below(n.items[i]) })
+	if i == len(n.items) {
+		return pos + i, nil
+	}
+	return pos + i, n.items[i]
+}
+
+// searchItems returns the first index of items whose item compares with e
+// at least at (0: the first item >= e, 1: the first item > e). Binary
+// searches written out, here and in searchKids and seekKey: through
+// sort.Search's function value they cost a map insert a third more.
+func (t *ostree) searchItems(items []*entry, e *entry, at int) int {
+	lo, hi := 0, len(items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(items[m], e) < at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// searchKids returns the first child whose last item is >= e.
+func (t *ostree) searchKids(kids []*onode, e *entry) int {
+	lo, hi := 0, len(kids)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.cmp(kids[m].hi, e) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// keyCmp compares map keys as compare does, two blobs or two strings
+// directly.
+func keyCmp(a, b *codec.Value) int {
+	if a.Kind == b.Kind && (a.Kind == codec.KindBytes || a.Kind == codec.KindStr) {
+		return bytes.Compare(a.Bytes, b.Bytes)
+	}
+	return compare(a, b)
+}
+
+// seekKey is lowerBound for key k in a tree by key: the position of the
+// first item whose key is >= k, and that item or nil.
+func (t *ostree) seekKey(k *codec.Value) (int, *entry) {
+	n := t.root
+	if n == nil {
+		return 0, nil
+	}
+	pos := 0
+	for n.kids != nil {
+		lo, hi := 0, len(n.kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if keyCmp(&n.kids[m].hi.k, k) < 0 {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(n.kids) {
+			return pos + n.size, nil
+		}
+		for _, c := range n.kids[:lo] {
+			pos += c.size
+		}
+		n = n.kids[lo]
+	}
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keyCmp(&n.items[m].k, k) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(n.items) {
+		return pos + lo, nil
+	}
+	return pos + lo, n.items[lo]
+}
+
+// position returns the position of item e, which the tree holds.
+func (t *ostree) position(e *entry) int {
+	pos, _ := t.lowerBound(func(x *entry) bool { return t.cmp(x, e) < 0 })
+	return pos
+}
+
+// at returns the item at position i (0 <= i < len).
+func (t *ostree) at(i int) *entry {
+	n := t.root
+	for n.kids != nil {
+		for _, k := range n.kids {
+			if i < k.size {
+				n = k
+				break
+			}
+			i -= k.size
+		}
+	}
+	return n.items[i]
+}
+
+// appendRange appends the items at positions lo..hi-1 in order.
+func (t *ostree) appendRange(dst []*entry, lo, hi int) []*entry {
+	if t.root == nil || lo >= hi {
+		return dst
+	}
+	return appendNode(dst, t.root, lo, hi)
+}
+
+func appendNode(dst []*entry, n *onode, lo, hi int) []*entry {
+	if n.kids == nil {
+		return append(dst, n.items[lo:hi]...)
+	}
+	off := 0
+	for _, k := range n.kids {
+		end := off + k.size
+		if end > lo {
+			if off >= hi {
+				break
+			}
+			dst = appendNode(dst, k, max(lo, off)-off, min(hi, end)-off)
+		}
+		off = end
+	}
+	return dst
+}
+
+// all appends every item in order.
+func (t *ostree) all(dst []*entry) []*entry { return t.appendRange(dst, 0, t.len()) }
+
+// insert adds e, which the tree does not hold (no equal item).
+func (t *ostree) insert(e *entry) {
+	if t.root == nil {
+		t.root = &onode{size: 1, hi: e, items: []*entry{e}}
+		return
+	}
+	if right := t.ins(t.root, e); right != nil {
+		left := t.root
+		t.root = &onode{size: left.size + right.size, hi: right.hi, kids: []*onode{left, right}}
+	}
+}
+
+// ins inserts e below n and returns the node n split off, if it did.
+func (t *ostree) ins(n *onode, e *entry) *onode {
+	n.size++
+	if n.kids == nil {
+		i := t.searchItems(n.items, e, 1)
+		n.items = slices.Insert(n.items, i, e)
+		n.hi = n.items[len(n.items)-1]
+		if len(n.items) <= leafMax {
+			return nil
+		}
+		h := len(n.items) / 2
+		right := &onode{size: len(n.items) - h, items: slices.Clone(n.items[h:])}
+		right.hi = right.items[len(right.items)-1]
+		clear(n.items[h:])
+		n.items = n.items[:h]
+		n.size, n.hi = h, n.items[h-1]
+		return right
+	}
+	i := t.searchKids(n.kids, e)
+	if i == len(n.kids) {
+		i--
+	}
+	if split := t.ins(n.kids[i], e); split != nil {
+		n.kids = slices.Insert(n.kids, i+1, split)
+	}
+	n.hi = n.kids[len(n.kids)-1].hi
+	if len(n.kids) <= innerMax {
+		return nil
+	}
+	h := len(n.kids) / 2
+	right := &onode{kids: slices.Clone(n.kids[h:])}
+	for _, k := range right.kids {
+		right.size += k.size
+	}
+	right.hi = right.kids[len(right.kids)-1].hi
+	clear(n.kids[h:])
+	n.kids = n.kids[:h]
+	n.size -= right.size
+	n.hi = n.kids[h-1].hi
+	return right
+}
+
+// remove deletes e (the very item) and reports whether the tree held it.
+// For a tree by value, e's value must be the one it was inserted with.
+func (t *ostree) remove(e *entry) bool {
+	if t.root == nil || !t.del(t.root, e) {
+		return false
+	}
+	switch {
+	case t.root.size == 0:
+		t.root = nil
+	case t.root.kids != nil && len(t.root.kids) == 1:
+		t.root = t.root.kids[0]
+	}
+	return true
+}
+
+func (t *ostree) del(n *onode, e *entry) bool {
+	if n.kids == nil {
+		i := t.searchItems(n.items, e, 0)
+		if i == len(n.items) || n.items[i] != e {
+			return false
+		}
+		n.items = slices.Delete(n.items, i, i+1)
+		n.size--
+		if len(n.items) > 0 {
+			n.hi = n.items[len(n.items)-1]
+		}
+		return true
+	}
+	i := t.searchKids(n.kids, e)
+	if i == len(n.kids) || !t.del(n.kids[i], e) {
+		return false
+	}
+	n.size--
+	k := n.kids[i]
+	switch {
+	case k.size == 0:
+		n.kids = slices.Delete(n.kids, i, i+1)
+	case k.kids == nil && len(k.items) < leafMax/4, k.kids != nil && len(k.kids) < innerMax/4:
+		// Merge with a neighbour when both fit in one node.
+		j := i + 1
+		if j == len(n.kids) {
+			i, j = i-1, i
+		}
+		if i >= 0 {
+			a, b := n.kids[i], n.kids[j]
+			switch {
+			case a.kids == nil && len(a.items)+len(b.items) <= leafMax:
+				a.items = append(a.items, b.items...)
+			case a.kids != nil && len(a.kids)+len(b.kids) <= innerMax:
+				a.kids = append(a.kids, b.kids...)
+			default:
+				a = nil
+			}
+			if a != nil {
+				a.size += b.size
+				a.hi = b.hi
+				n.kids = slices.Delete(n.kids, j, j+1)
+			}
+		}
+	}
+	if len(n.kids) > 0 {
+		n.hi = n.kids[len(n.kids)-1].hi
+	}
+	return true
+}
+
+// build makes the tree of items, which are in the tree's order and
+// distinct: leaves three quarters full, then the levels above.
+func (t *ostree) build(items []*entry) {
+	t.root = nil
+	if len(items) == 0 {
+		return
+	}
+	per := leafMax * 3 / 4
+	var level []*onode
+	for i := 0; i < len(items); i += per {
+		j := min(i+per, len(items))
+		level = append(level, &onode{size: j - i, hi: items[j-1], items: slices.Clone(items[i:j])})
+	}
+	per = innerMax * 3 / 4
+	for len(level) > 1 {
+		var up []*onode
+		for i := 0; i < len(level); i += per {
+			j := min(i+per, len(level))
+			n := &onode{hi: level[j-1].hi, kids: slices.Clone(level[i:j])}
+			for _, k := range n.kids {
+				n.size += k.size
+			}
+			up = append(up, n)
+		}
+		level = up
+	}
+	t.root = level[0]
+}

@@ -3,7 +3,7 @@
 #
 #   servers_init NAME          # checks the tools, makes $tmp, stops all on exit
 #   servers_start CONFIG       # starts both; sets RPORT (redis) and PPORT (respike)
-#   $LOAD ARGS...              # runs the load generator on its own CPUs
+#   "${LOAD[@]}" CMD ARGS...   # runs the load generator CMD on its own CPUs
 #
 # PIN=1 (the default on a machine of 2 CPUs or more) gives both servers the same
 # one CPU (SERVER_CPUS, default the last) and the load generator the others

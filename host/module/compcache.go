@@ -188,10 +188,9 @@ func (r *Runtime) takeSpare(e *compiledEntry, v *version) *instance {
 	if in == nil {
 		return nil
 	}
+	// in.fBatch is set already: Precompile's stand-in version read
+	// v.batch from the same compiled module's exports.
 	in.v = v
-	if v.batch && in.fBatch == nil {
-		in.fBatch = in.mod.ExportedFunction("respike_batch")
-	}
 	in.used = time.Now()
 	v.live.Add(1)
 	v.memBytes.Add(int64(in.memSeen))

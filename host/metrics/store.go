@@ -55,6 +55,21 @@ func (s *instrumented) Stats() []store.Stat {
 func (s *instrumented) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
 	began := time.Now()
 	s.Store.Exec(ctx, db, req, resp)
+	s.observe(began, req, resp)
+}
+
+// ExecMany keeps the wrapped store's ExecMany (store.Batcher): each request
+// is counted, and timed as the whole set's time, which is what it waited.
+func (s *instrumented) ExecMany(ops []store.Op) {
+	began := time.Now()
+	store.ExecMany(s.Store, ops)
+	for i := range ops {
+		s.observe(began, ops[i].Req, ops[i].Resp)
+	}
+}
+
+// observe counts and times one request that began at began.
+func (s *instrumented) observe(began time.Time, req *codec.Request, resp *codec.Response) {
 	kind := kinds[req.Kind]
 	if kind == "" {
 		kind = strconv.Itoa(int(req.Kind))

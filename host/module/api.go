@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
 )
 
 // Config configures a Runtime.
@@ -240,28 +241,40 @@ const errGuardRefused = "transaction aborted: a watched key changed"
 
 // storeExec runs rq on the store, through g when there is one.
 func (r *Runtime) storeExec(ctx context.Context, g Guard, db int, rq *codec.Request, resp *codec.Response) {
-	if rq.Kind == codec.ReqRecords && rq.OtherDB {
-		// MOVE, COPY ... DB: the guest addresses another database.
-		db = int(rq.DB)
-		if r.cfg.Databases > 0 && db >= r.cfg.Databases {
-			resp.Code, resp.Msg = codec.ParameterError, codec.ErrDBRange
-			resp.Results = resp.Results[:0]
-			resp.Scan = codec.ScanPage{Keys: resp.Scan.Keys[:0], Types: resp.Scan.Types[:0]}
-			resp.Count = 0
-			return
-		}
+	op, ok := r.storeOp(ctx, db, rq, resp)
+	if !ok {
+		return
 	}
 	if g == nil {
-		r.st.Exec(ctx, db, rq, resp)
+		r.st.Exec(op.Ctx, op.DB, rq, resp)
 		return
 	}
-	if !g.Before(db, rq) {
-		resp.Code, resp.Msg = codec.BackendError, errGuardRefused
-		resp.Results = resp.Results[:0]
-		resp.Scan = codec.ScanPage{Keys: resp.Scan.Keys[:0], Types: resp.Scan.Types[:0]}
-		resp.Count = 0
+	if !g.Before(op.DB, rq) {
+		failResponse(resp, codec.BackendError, errGuardRefused)
 		return
 	}
-	r.st.Exec(ctx, db, rq, resp)
-	g.After(db, rq, resp)
+	r.st.Exec(op.Ctx, op.DB, rq, resp)
+	g.After(op.DB, rq, resp)
+}
+
+// storeOp is rq as the store runs it, on database db unless the request
+// addresses another (MOVE, COPY ... DB); false when it is answered here,
+// in resp (a database out of range).
+func (r *Runtime) storeOp(ctx context.Context, db int, rq *codec.Request, resp *codec.Response) (store.Op, bool) {
+	if rq.Kind == codec.ReqRecords && rq.OtherDB {
+		db = int(rq.DB)
+		if r.cfg.Databases > 0 && db >= r.cfg.Databases {
+			failResponse(resp, codec.ParameterError, codec.ErrDBRange)
+			return store.Op{}, false
+		}
+	}
+	return store.Op{Ctx: ctx, DB: db, Req: rq, Resp: resp}, true
+}
+
+// failResponse answers a request that did not run with code and msg.
+func failResponse(resp *codec.Response, code codec.Code, msg string) {
+	resp.Code, resp.Msg = code, msg
+	resp.Results = resp.Results[:0]
+	resp.Scan = codec.ScanPage{Keys: resp.Scan.Keys[:0], Types: resp.Scan.Types[:0]}
+	resp.Count = 0
 }

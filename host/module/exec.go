@@ -80,6 +80,41 @@ func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Star
 
 // exec runs a command; blk, when not nil, receives a block (see ExecBlock).
 func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
+	var p pend
+	out, wait := r.begin(&p, ctx, cmd, start, out, blk)
+	return p.finish(out, wait)
+}
+
+// pend is a command between its guest calls: what it carries from one store
+// request to the next. While its request is at the store it holds no slot
+// (unless keep), only its call state c; its continuation lives in the
+// instance in, to be resumed on the same slot.
+type pend struct {
+	r   *Runtime
+	ctx context.Context
+	g   Guard
+	cmd *Command
+	v   *version
+	s   *slot
+	in  *instance
+	c   *call
+	blk *Block
+
+	turn     func() // gives back a suspect module's turn (Runtime.turn), or nil
+	held     bool   // whether this command holds a reference on v
+	detached bool   // whether c left the slot with the command
+	wrote    bool   // whether a request that writes was sent: finish, whatever the client does
+	keep     bool   // the slot stays locked through the store I/O (v is closing)
+	handle   uint32 // the continuation
+	gen      uint64 // the instance generation it lives in
+}
+
+// begin starts cmd: it takes a slot, runs the command's first guest call and
+// returns with the reply appended to out (wait false), or with the
+// command's first store request decoded in p.c.rq (wait true), for finish,
+// or for the caller to run it and call resumed.
+func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) ([]byte, bool) {
+	*p = pend{r: r}
 	// A command that completes inside one guest call holds no reference on
 	// its version, only a slot: a version closing waits for every slot, and
 	// a command that finds its version closing after it got a slot runs on
@@ -88,22 +123,20 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	if v, _ := cmd.impl.(*version); v != nil {
 		done, ok := r.turn(ctx, v.ctr)
 		if !ok {
-			return append(out, errGone...)
+			return append(out, errGone...), false
 		}
-		if done != nil {
-			defer done()
-		}
+		p.turn = done
 	}
 	var v *version
 	var s *slot
 	for tries := 0; ; tries++ {
 		v, _ = cmd.impl.(*version)
 		if v == nil || tries == 3 {
-			return append(out, errClosed...)
+			return append(out, errClosed...), false
 		}
 		var err error
 		if s, err = v.acquire(ctx, uint32(start.ClientID)); err != nil {
-			return append(out, errGone...)
+			return append(out, errGone...), false
 		}
 		if !v.closing.Load() {
 			break
@@ -111,7 +144,7 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 		s.unlock()
 		// cmd was looked up just before its module was swapped or unloaded.
 		if cmd = r.Lookup([]byte(cmd.Info.Name)); cmd == nil {
-			return append(out, "-ERR unknown command, its module was unloaded\r\n"...)
+			return append(out, "-ERR unknown command, its module was unloaded\r\n"...), false
 		}
 	}
 	// The command's call state is the slot's while it holds the slot; a
@@ -132,10 +165,11 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 	in, err := s.ready()
 	if err != nil {
 		s.unlock()
-		return append(out, errorReply(v.name, err.Error())...)
+		return append(out, errorReply(v.name, err.Error())...), false
 	}
 	packed, err := r.step(in, c, false, 0)
-	return r.complete(ctx, cmd, v, s, in, c, packed, err, out, blk)
+	p.ctx, p.g, p.cmd, p.v, p.s, p.in, p.c, p.blk = ctx, guardOf(ctx), cmd, v, s, in, c, blk
+	return p.answer(packed, err, out)
 }
 
 // complete takes a command from the answer of its first guest call
@@ -144,112 +178,144 @@ func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 // and unlocks s. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
 func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
-	g := guardOf(ctx) // before ctx is replaced below
-	held := false     // whether this command holds a reference on v
-	detached := false // whether c left the slot with the command
-	wrote := false    // whether a request that writes was sent: finish, whatever the client does
-	defer func() {
-		if detached {
-			r.putCall(c)
-		}
-		if held {
-			v.unref()
-		}
-	}()
-	for {
-		if err != nil {
-			out = append(out, v.failed(s, in, err)...)
-			s.unlock()
-			return out
-		}
-		ans, ok := in.answer(packed)
-		if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && ans[0] != codec.StatusBlock && (ans[0] != codec.StatusPending || len(ans) < 5) {
-			s.unlock()
-			return append(out, errorReply(v.name, "malformed answer from the module")...)
-		}
-		if ans[0] == codec.StatusDone {
-			out = append(out, ans[1:]...)
-			s.unlock()
-			return out
-		}
-		if ans[0] == codec.StatusBlock {
-			// Copied out before the slot is free: ans is guest memory.
-			out = v.blocked(ans, out, blk)
-			s.unlock()
-			return out
-		}
-		r.waits.Add(1)
-		handle := binary.LittleEndian.Uint32(ans[1:5])
-		gen := in.gen
-		in.pending++ // the continuation lives in the instance until resumed or cancelled
-		// keep is set when the version started closing: its close waits for
-		// this slot, so the command keeps it through the store I/O and
-		// finishes on it.
-		keep := false
-		if !held {
-			held = v.ref()
-			keep = !held
-		}
-		// Read the request out of guest memory now: once the slot is free
-		// another command may run on the instance and change it.
-		var rerr error
-		if len(ans) < 9 {
-			rerr = codec.ErrCorrupt
-		} else {
-			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
-		}
-		if !keep {
-			// The slot's next command gets a call state of its own.
-			s.call, detached = r.getCall(), true
-			s.unlock()
-		}
-		// gone ends the command early; its continuation is cancelled when
-		// the slot is next free (or goes with the closing instance).
-		gone := func(reply []byte) []byte {
-			if keep {
-				in.pending-- // abandoned: the closing version takes it along
-				s.unlock()
-			} else {
-				s.cancelLater(gen, handle)
-			}
-			return append(out, reply...)
-		}
-		if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
-			return gone(errorReply(v.name, "malformed store request"))
-		}
-		if !wrote {
-			// Nothing written yet: a command whose client went away
-			// stops here, before its first write (see WithGone).
-			if ctx.Err() != nil || Gone(ctx, cmd.writes) {
-				return gone(errGone)
-			}
-			if c.rq.Writes() {
-				wrote = true
-				ctx = context.WithoutCancel(ctx)
-			}
-		}
-		r.storeExec(ctx, g, c.db, &c.rq, &c.resp)
-		if ctx.Err() != nil {
-			return gone(errGone)
-		}
-		if !keep {
-			if err := s.lock(ctx); err != nil {
-				s.cancelLater(gen, handle)
-				return append(out, errGone...)
-			}
-		}
-		if s.ncancel.Load() > 0 {
-			s.drainCancels()
-		}
-		if s.inst == nil || s.inst.gen != gen {
-			// A trap or a timeout of another command discarded the
-			// instance, and this command's continuation with it.
-			s.unlock()
-			return append(out, errorReply(v.name, "the instance running this command failed; its writes so far may have been applied")...)
-		}
-		in.pending--
-		packed, err = r.step(in, c, true, handle)
+	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, v: v, s: s, in: in, c: c, blk: blk}
+	out, wait := p.answer(packed, err, out)
+	return p.finish(out, wait)
+}
+
+// finish runs p's store requests one after another, resuming the command
+// after each, until it ends; then it lets go of what the command held.
+func (p *pend) finish(out []byte, wait bool) []byte {
+	for wait {
+		p.r.storeExec(p.ctx, p.g, p.c.db, &p.c.rq, &p.c.resp)
+		out, wait = p.resumed(out)
 	}
+	p.release()
+	return out
+}
+
+// release lets go of what an ended command held: its detached call state,
+// its reference on the version, a suspect module's turn.
+func (p *pend) release() {
+	if p.detached {
+		p.r.putCall(p.c)
+	}
+	if p.held {
+		p.v.unref()
+	}
+	if p.turn != nil {
+		p.turn()
+	}
+	*p = pend{}
+}
+
+// answer takes the answer of a guest call (packed, err), made with p.s
+// locked: a reply or a failure is appended to out and the slot unlocked
+// (wait false); a store request is read out of guest memory and decoded
+// into p.c.rq, the slot let go unless p.keep (wait true).
+func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
+	r, v, s, in, c := p.r, p.v, p.s, p.in, p.c
+	if err != nil {
+		out = append(out, v.failed(s, in, err)...)
+		s.unlock()
+		return out, false
+	}
+	ans, ok := in.answer(packed)
+	if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && ans[0] != codec.StatusBlock && (ans[0] != codec.StatusPending || len(ans) < 5) {
+		s.unlock()
+		return append(out, errorReply(v.name, "malformed answer from the module")...), false
+	}
+	if ans[0] == codec.StatusDone {
+		out = append(out, ans[1:]...)
+		s.unlock()
+		return out, false
+	}
+	if ans[0] == codec.StatusBlock {
+		// Copied out before the slot is free: ans is guest memory.
+		out = v.blocked(ans, out, p.blk)
+		s.unlock()
+		return out, false
+	}
+	r.waits.Add(1)
+	p.handle = binary.LittleEndian.Uint32(ans[1:5])
+	p.gen = in.gen
+	in.pending++ // the continuation lives in the instance until resumed or cancelled
+	// keep is set when the version started closing: its close waits for
+	// this slot, so the command keeps it through the store I/O and
+	// finishes on it.
+	p.keep = false
+	if !p.held {
+		p.held = v.ref()
+		p.keep = !p.held
+	}
+	// Read the request out of guest memory now: once the slot is free
+	// another command may run on the instance and change it.
+	var rerr error
+	if len(ans) < 9 {
+		rerr = codec.ErrCorrupt
+	} else {
+		c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
+	}
+	if !p.keep {
+		// The slot's next command gets a call state of its own.
+		s.call, p.detached = r.getCall(), true
+		s.unlock()
+	}
+	if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
+		return p.gone(errorReply(v.name, "malformed store request"), out), false
+	}
+	if !p.wrote {
+		// Nothing written yet: a command whose client went away
+		// stops here, before its first write (see WithGone).
+		if p.ctx.Err() != nil || Gone(p.ctx, p.cmd.writes) {
+			return p.gone(errGone, out), false
+		}
+		if c.rq.Writes() {
+			p.wrote = true
+			p.ctx = context.WithoutCancel(p.ctx)
+		}
+	}
+	return out, true
+}
+
+// gone ends a waiting command early with reply; its continuation is
+// cancelled when the slot is next free (or goes with the closing instance).
+func (p *pend) gone(reply, out []byte) []byte {
+	if p.keep {
+		p.in.pending-- // abandoned: the closing version takes it along
+		p.s.unlock()
+	} else {
+		p.s.cancelLater(p.gen, p.handle)
+	}
+	return append(out, reply...)
+}
+
+// resumed takes the command on once its request's response is in p.c.resp:
+// it locks the slot again and resumes the continuation, then goes on as
+// answer does.
+func (p *pend) resumed(out []byte) ([]byte, bool) {
+	if p.ctx.Err() != nil {
+		return p.gone(errGone, out), false
+	}
+	s := p.s
+	if !p.keep {
+		if err := s.lock(p.ctx); err != nil {
+			s.cancelLater(p.gen, p.handle)
+			return append(out, errGone...), false
+		}
+	}
+	if s.ncancel.Load() > 0 {
+		s.drainCancels()
+	}
+	if s.inst == nil || s.inst.gen != p.gen {
+		// A trap or a timeout of another command discarded the
+		// instance, and this command's continuation with it.
+		s.unlock()
+		return append(out, errorReply(p.v.name, "the instance running this command failed; its writes so far may have been applied")...), false
+	}
+	p.in.pending--
+	packed, err := p.r.step(p.in, p.c, true, p.handle)
+	return p.answer(packed, err, out)
 }
 
 // blocked takes the answer of a command that blocks (codec.StatusBlock):

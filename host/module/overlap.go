@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/respike/respike/host/store"
 )
 
 // On a store that waits (Aerospike), a command's time is mostly the store's
@@ -27,13 +29,6 @@ const maxOverlap = 16
 // maxOverlapKeys bounds the keys compared to open a window, so that a
 // pipeline of commands with many keys each costs no quadratic work.
 const maxOverlapKeys = 128
-
-// overlapGoroutines bounds the goroutines running overlapped commands in the
-// process: each holds a stack (8 KiB once it has called into a guest) while
-// its command waits on the store, so their number bounds that memory. A
-// window that finds none free ends where it is; its other commands run in
-// later windows.
-var overlapGoroutines = make(chan struct{}, 2048)
 
 // dbKey is a key of one database.
 type dbKey struct {
@@ -123,71 +118,22 @@ func anyBlocking(items []Item) bool {
 	return false
 }
 
-// flight is a command of a window that runs on a goroutine of its own.
-type flight struct {
-	r     *Runtime
-	ctx   context.Context
-	it    *Item
-	reply []byte
-	done  *sync.WaitGroup // the window's: its commands are awaited together
+// window is the state of execWindow, pooled: each command's progress and
+// reply, the commands waiting on the store, and their requests.
+type window struct {
+	pends   []pend
+	replies [][]byte
+	waiting []int
+	ops     []store.Op
 }
 
-var flightPool = sync.Pool{New: func() any { return new(flight) }}
-
-// run executes the flight's command and signals done.
-func (f *flight) run() {
-	it, done := f.it, f.done
-	f.reply = f.r.Exec(f.ctx, it.Cmd, &it.Start, f.reply[:0])
-	f.ctx, f.it, f.done = nil, nil, nil
-	<-overlapGoroutines
-	done.Done()
-}
-
-// Overlapped commands run on worker goroutines that stay for the next
-// command: a new goroutine's stack starts small and grows, by copying, to
-// the depth a guest call needs (wazero's call path), which cost about a
-// tenth of a pipelined command's CPU when every command had a goroutine of
-// its own. Idle workers wait on idleWorkers; there are at most as many as
-// overlapGoroutines admits at once, and the runtime's garbage collector
-// shrinks the stacks of those that stay idle.
-var idleWorkers = make(chan *worker, cap(overlapGoroutines))
-
-// worker is a goroutine that runs overlapped commands.
-type worker struct{ next chan *flight }
-
-// startFlight runs f on an idle worker, or on a new one.
-func startFlight(f *flight) {
-	select {
-	case w := <-idleWorkers:
-		w.next <- f
-	default:
-		go runWorker(f)
-	}
-}
-
-// runWorker runs f, then waits as an idle worker for the next flight; it
-// ends when there is no room among the idle.
-func runWorker(f *flight) {
-	w := &worker{next: make(chan *flight, 1)}
-	for {
-		f.run()
-		select {
-		case idleWorkers <- w:
-		default:
-			return
-		}
-		f = <-w.next
-	}
-}
+var windowPool = sync.Pool{New: func() any { return new(window) }}
 
 // execOverlapped runs a pipeline on a store that waits: each window of
-// commands on distinct keys is in flight together (the first on the calling
-// goroutine, the others on goroutines of their own), and their replies are
-// appended in order.
+// commands on distinct keys runs together (execWindow), and their replies
+// are appended in order.
 func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) []byte {
 	var scratch []dbKey
-	var flights []*flight
-	var done sync.WaitGroup
 	for i := 0; i < len(items); {
 		var j int
 		j, scratch = overlapEnd(items, i, scratch)
@@ -205,34 +151,76 @@ func (r *Runtime) execOverlapped(ctx context.Context, items []Item, out []byte) 
 			i = k
 			continue
 		}
-		flights = flights[:0]
-		for k := i + 1; k < j; k++ {
-			select {
-			case overlapGoroutines <- struct{}{}:
-			default:
-				j = k // none free: the rest waits for a later window
-				continue
-			}
-			f := flightPool.Get().(*flight)
-			f.r, f.ctx, f.it, f.done = r, ctx, &items[k], &done
-			done.Add(1)
-			flights = append(flights, f)
-			startFlight(f)
-		}
-		it := &items[i]
-		out = r.Exec(ctx, it.Cmd, &it.Start, out)
-		it.End = len(out)
-		done.Wait()
-		for n, f := range flights {
-			out = append(out, f.reply...)
-			items[i+1+n].End = len(out)
-			if cap(f.reply) > maxPooled {
-				f.reply = nil
-			}
-			flightPool.Put(f)
-		}
+		out = r.execWindow(ctx, items[i:j], out)
 		i = j
 	}
 	clear(scratch)
+	return out
+}
+
+// execWindow runs items, commands on distinct keys, together on this
+// goroutine: each runs up to its first store request, the requests go to
+// the store at once (store.ExecMany: on Aerospike, shared batch calls), and
+// each resumes in turn, until every command has replied. A window costs
+// its commands no goroutines, and their requests one hand-over to the
+// store. Replies are appended in order.
+func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []byte {
+	w := windowPool.Get().(*window)
+	n := len(items)
+	if cap(w.pends) < n {
+		w.pends = make([]pend, n)
+		w.replies = append(w.replies[:cap(w.replies)], make([][]byte, n-cap(w.replies))...)
+	}
+	pends, replies := w.pends[:n], w.replies[:n]
+	waiting := w.waiting[:0]
+	// settle takes command k on after a step that returned wait: a
+	// command that must keep its slot or its module's turn through the
+	// store I/O finishes on its own, now (another command of the window
+	// could wait for that slot or turn); one that ended lets go.
+	settle := func(k int, wait bool) {
+		p := &pends[k]
+		switch {
+		case wait && (p.keep || p.turn != nil || p.g != nil):
+			replies[k] = p.finish(replies[k], true)
+		case wait:
+			waiting = append(waiting, k)
+		default:
+			p.release()
+		}
+	}
+	for k := range items {
+		it := &items[k]
+		var wait bool
+		replies[k], wait = r.begin(&pends[k], ctx, it.Cmd, &it.Start, replies[k][:0], nil)
+		settle(k, wait)
+	}
+	for len(waiting) > 0 {
+		ops := w.ops[:0]
+		for _, k := range waiting {
+			c := pends[k].c
+			if op, ok := r.storeOp(pends[k].ctx, c.db, &c.rq, &c.resp); ok {
+				ops = append(ops, op)
+			}
+		}
+		store.ExecMany(r.st, ops)
+		clear(ops)
+		w.ops = ops[:0]
+		now := waiting
+		waiting = now[:0] // now's array: each k is read before it can be overwritten
+		for _, k := range now {
+			var wait bool
+			replies[k], wait = pends[k].resumed(replies[k])
+			settle(k, wait)
+		}
+	}
+	for k := range items {
+		out = append(out, replies[k]...)
+		items[k].End = len(out)
+		if cap(replies[k]) > maxPooled {
+			replies[k] = nil
+		}
+	}
+	w.waiting = waiting[:0]
+	windowPool.Put(w)
 	return out
 }

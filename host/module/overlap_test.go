@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
 )
 
 // peakStore counts the requests in flight in a fakeStore.
@@ -118,9 +119,10 @@ func TestOverlapEnd(t *testing.T) {
 
 // BenchmarkMemoryPerInflightPipelined is BenchmarkMemoryPerInflight for
 // pipelines on a store that waits: conns connections each hold 16 GETs on
-// distinct keys in the store at once (15 of them on goroutines of the
-// overlapped path). Per command: heap, and goroutine stack (the
-// connections' own goroutines included, one per 16 commands).
+// distinct keys in the store at once (a window of the overlapped path; the
+// fake store runs them on goroutines of its own, store.ExecEach). Per
+// command: heap, and goroutine stack (the connections' own goroutines
+// included, one per 16 commands).
 func BenchmarkMemoryPerInflightPipelined(b *testing.B) {
 	const conns, depth = 100, 16
 	for b.Loop() {
@@ -169,21 +171,42 @@ func BenchmarkMemoryPerInflightPipelined(b *testing.B) {
 	}
 }
 
-// TestPipelineOverlapBounded: with no goroutine free for overlapped
-// commands, a pipeline still runs, in order, with fewer in flight.
-func TestPipelineOverlapBounded(t *testing.T) {
-	saved := overlapGoroutines
-	overlapGoroutines = make(chan struct{}, 1)
-	defer func() { overlapGoroutines = saved }()
-	st := &peakStore{fakeStore: newFakeStore(false)}
+// batcherStore is a fakeStore that is a store.Batcher: it records the
+// size of each ExecMany.
+type batcherStore struct {
+	*fakeStore
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *batcherStore) ExecMany(ops []store.Op) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(ops))
+	s.mu.Unlock()
+	for _, o := range ops {
+		s.Exec(o.Ctx, o.DB, o.Req, o.Resp)
+	}
+}
+
+// TestPipelineWindowOneHandover: on a store that batches, a window's
+// commands hand their requests to the store together, one ExecMany per
+// step of the window (a command of two steps makes a second, smaller one),
+// and the replies keep the pipeline's order.
+func TestPipelineWindowOneHandover(t *testing.T) {
+	st := &batcherStore{fakeStore: newFakeStore(false)}
 	r := newRuntime(t, Config{Instances: 2}, st, "kv.wasm")
 	its := items(t, r, []string{"set", "a", "1"}, []string{"set", "b", "2"}, []string{"set", "c", "3"},
-		[]string{"get", "c"}, []string{"get", "b"}, []string{"get", "a"})
-	checkReplies(t, replies(t, r, its), []string{"+OK\r\n", "+OK\r\n", "+OK\r\n", "$1\r\n3\r\n", "$1\r\n2\r\n", "$1\r\n1\r\n"})
-	if p := st.peak.Load(); p > 2 {
-		t.Errorf("peak of %d requests in flight with one goroutine to spare, want at most 2", p)
+		[]string{"getset", "c", "4"}, []string{"getset", "b", "5"}, []string{"get", "a"},
+		[]string{"echo", "x"}, []string{"get", "c"})
+	checkReplies(t, replies(t, r, its), []string{"+OK\r\n", "+OK\r\n", "+OK\r\n",
+		"$1\r\n3\r\n", "$1\r\n2\r\n", "$1\r\n1\r\n", "$1\r\nx\r\n", "$1\r\n4\r\n"})
+	// Windows: the three sets; the two getsets and get a (two steps, the
+	// second for the getsets only); echo and get c run alone, through Exec.
+	want := []int{3, 3, 2}
+	if fmt.Sprint(st.sizes) != fmt.Sprint(want) {
+		t.Errorf("ExecMany sizes %v, want %v", st.sizes, want)
 	}
-	if n := len(overlapGoroutines); n != 0 {
-		t.Errorf("%d overlap goroutines still counted after the pipeline", n)
+	if n := st.execs.Load(); n != 9 {
+		t.Errorf("%d store requests, want 9", n)
 	}
 }

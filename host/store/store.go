@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"sync"
 
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -46,4 +47,61 @@ type Stat struct {
 // reach the backend.
 type Statser interface {
 	Stats() []Stat
+}
+
+// Op is one request of ExecMany: Exec's arguments.
+type Op struct {
+	Ctx  context.Context
+	DB   int
+	Req  *codec.Request
+	Resp *codec.Response
+}
+
+// Batcher is implemented by stores that run several requests ready at the
+// same moment together (Aerospike: in shared batch calls), cheaper than
+// as many Execs on as many goroutines.
+type Batcher interface {
+	// ExecMany runs every op as Exec would and returns when all have
+	// answered. The ops may run in any order or together: the caller
+	// never passes two whose order matters.
+	ExecMany(ops []Op)
+}
+
+// ExecMany runs ops on st together: through st's own ExecMany when it is a
+// Batcher, else each on a goroutine of its own (the first on the caller's),
+// so that a store that waits answers them in the time of one.
+func ExecMany(st Store, ops []Op) {
+	switch {
+	case len(ops) == 0:
+		return
+	case len(ops) == 1:
+		o := &ops[0]
+		st.Exec(o.Ctx, o.DB, o.Req, o.Resp)
+		return
+	}
+	if b, ok := st.(Batcher); ok {
+		b.ExecMany(ops)
+		return
+	}
+	ExecEach(st, ops)
+}
+
+// ExecEach runs ops on st each on a goroutine of its own (the first on the
+// caller's), and returns when all have answered: ExecMany for a store that
+// is no Batcher.
+func ExecEach(st Store, ops []Op) {
+	if len(ops) == 0 {
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(ops); i++ {
+		wg.Add(1)
+		go func(o *Op) {
+			defer wg.Done()
+			st.Exec(o.Ctx, o.DB, o.Req, o.Resp)
+		}(&ops[i])
+	}
+	o := &ops[0]
+	st.Exec(o.Ctx, o.DB, o.Req, o.Resp)
+	wg.Wait()
 }

@@ -453,6 +453,16 @@ func (s *Store) unavailable() string {
 
 // Exec runs req against database db.
 func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *codec.Response) {
+	x := s.begin(ctx, db, resp)
+	if x == nil {
+		return
+	}
+	x.dispatch(req, resp)
+}
+
+// begin resets resp and returns the context of a request on database db,
+// or nil when the request cannot go (resp then says why).
+func (s *Store) begin(ctx context.Context, db int, resp *codec.Response) *execCtx {
 	resp.Code, resp.Msg, resp.Count = codec.OK, "", 0
 	resp.Results = resp.Results[:0]
 	resp.Scan.Cursor = 0
@@ -462,18 +472,69 @@ func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *code
 	c := s.client.Load()
 	if c == nil || s.down.Load() {
 		resp.Code, resp.Msg = codec.BackendUnavail, s.unavailable()
-		return
+		return nil
 	}
 	if db < 0 && db != store.SystemDB {
 		resp.Code, resp.Msg = codec.InvalidOperation, fmt.Sprintf("database %d out of range", db)
-		return
+		return nil
 	}
 	timeout, ok := s.budget(ctx)
 	if !ok {
 		resp.Code, resp.Msg = codec.Timeout, "request deadline passed before it reached Aerospike"
+		return nil
+	}
+	return &execCtx{s: s, c: c, set: s.set(db), timeout: timeout, deadline: time.Now().Add(timeout)}
+}
+
+// ExecMany runs ops as Exec would, with their record requests handed to the
+// coalescer together (coalescer.doMany): the commands of a client's
+// pipeline window then share calls with each other and with other
+// clients' requests, from one goroutine.
+func (s *Store) ExecMany(ops []store.Op) {
+	if s.co == nil {
+		store.ExecEach(s, ops)
 		return
 	}
-	x := &execCtx{s: s, c: c, set: s.set(db), timeout: timeout, deadline: time.Now().Add(timeout)}
+	type rec struct {
+		x     *execCtx
+		resp  *codec.Response
+		plans *[]plan
+		j     *job
+	}
+	var recs []rec
+	var jobs []*job
+	for i := range ops {
+		o := &ops[i]
+		x := s.begin(o.Ctx, o.DB, o.Resp)
+		switch {
+		case x == nil:
+		case o.Req.Kind != codec.ReqRecords:
+			x.dispatch(o.Req, o.Resp) // scans and counts: rare in a pipeline, run as they come
+		default:
+			plans, live := x.plan(o.Req, o.Resp)
+			if live == 0 {
+				s.putPlans(plans)
+				continue
+			}
+			j := getJob()
+			j.x, j.calls, j.plans, j.results, j.size = x, o.Req.Calls, *plans, o.Resp.Results, live
+			recs = append(recs, rec{x: x, resp: o.Resp, plans: plans, j: j})
+			jobs = append(jobs, j)
+		}
+	}
+	s.co.doMany(jobs)
+	for _, r := range recs {
+		r.x.settle(r.resp, r.j.err)
+		s.putPlans(r.plans)
+		putJob(r.j)
+		if r.resp.Code != codec.OK {
+			r.resp.Results = r.resp.Results[:0]
+		}
+	}
+}
+
+// dispatch runs req in x.
+func (x *execCtx) dispatch(req *codec.Request, resp *codec.Response) {
 	switch req.Kind {
 	case codec.ReqRecords:
 		x.records(req, resp)

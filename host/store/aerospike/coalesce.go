@@ -60,6 +60,8 @@ type job struct {
 	// goroutine is to run; nil means the job was run by another.
 	lead []*job
 	wake chan struct{}
+	// self marks a job of the group's own leader (doMany): not woken.
+	self bool
 }
 
 var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
@@ -124,6 +126,80 @@ func (c *coalescer) do(j *job) {
 	}
 }
 
+// doMany runs js, requests of one caller ready at the same moment (a
+// pipeline window's), as do runs one: together in one call when a lane is
+// free, with whatever else is queued; else queued in order, each answered
+// by the call it lands in. It returns when all are answered.
+func (c *coalescer) doMany(js []*job) {
+	switch len(js) {
+	case 0:
+		return
+	case 1:
+		c.do(js[0])
+		return
+	}
+	size, cut := 0, 0
+	for i, j := range js {
+		if i > 0 && size+j.size > c.max && cut == 0 {
+			cut = i
+		}
+		size += j.size
+	}
+	if cut > 0 {
+		// More than a call's worth (a small batch_size, or requests of
+		// many records): the first call's worth goes from here, the rest
+		// as calls of their own, at the same time, as do would send them.
+		done := make(chan struct{})
+		go func() {
+			c.doMany(js[cut:])
+			close(done)
+		}()
+		c.doMany(js[:cut])
+		<-done
+		return
+	}
+	c.mu.Lock()
+	if c.running < c.lanes {
+		c.running++
+		c.mu.Unlock()
+		runtime.Gosched() // as in do: let other clients' requests queue
+		c.mu.Lock()
+		group := append(js[0].lead[:0], js...)
+		for _, j := range js[1:] {
+			j.self = true // answered on this goroutine: nobody waits to be woken
+		}
+		if len(c.queue) > 0 {
+			group = c.takeInto(group, c.max-size)
+		}
+		c.mu.Unlock()
+		c.lead(group)
+		return
+	}
+	c.queue = append(c.queue, js...)
+	c.queued += size
+	var head *job
+	if c.queued >= c.max {
+		c.running++
+		head = c.take()
+	}
+	c.mu.Unlock()
+	if c.onQueue != nil {
+		c.onQueue()
+	}
+	if head != nil {
+		head.wake <- struct{}{} // perhaps one of js: taken below, in order
+	}
+	// Groups form from the queue's head, so each of js is answered by a
+	// call no later than the next one's: waiting in order never waits on
+	// a call only this goroutine could lead.
+	for _, j := range js {
+		<-j.wake
+		if len(j.lead) > 0 {
+			c.lead(j.lead)
+		}
+	}
+}
+
 // lead runs group on a lane the caller holds, then hands the lane to the
 // next queued group (or frees it) before waking the group's other jobs, so
 // the next call starts as soon as possible.
@@ -132,6 +208,10 @@ func (c *coalescer) lead(group []*job) {
 	c.next()
 	for _, o := range group[1:] {
 		o.lead = o.lead[:0]
+		if o.self {
+			o.self = false
+			continue
+		}
 		o.wake <- struct{}{}
 	}
 	group[0].lead = group[0].lead[:0]

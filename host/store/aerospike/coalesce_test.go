@@ -244,6 +244,101 @@ func TestCoalescerLanes(t *testing.T) {
 // full than lanes are in flight. (With larger requests a call can be short
 // of full and still not grow: the next request does not fit; it then goes
 // beyond the lanes too.)
+// TestCoalescerWindowGoesTogether: the requests of one window, with
+// nothing in flight, are one call made on the caller's goroutine, and none
+// is left a wake-up meant for a waiting goroutine.
+func TestCoalescerWindowGoesTogether(t *testing.T) {
+	var calls [][]*job
+	c := newCoalescer(2, 16, func(g []*job) { calls = append(calls, append([]*job(nil), g...)) })
+	win := []*job{namedJob("a", 1), namedJob("b", 2), namedJob("c", 1)}
+	c.doMany(win)
+	if len(calls) != 1 || !reflect.DeepEqual(calls[0], win) {
+		t.Fatalf("calls %v, want one call of the window's three requests", calls)
+	}
+	for _, j := range win {
+		if len(j.wake) != 0 || j.self {
+			t.Errorf("request %s left with a wake-up or its mark", j.x.set)
+		}
+	}
+	if c.running != 0 || len(c.queue) != 0 {
+		t.Errorf("after the call: %d lanes in use, %d queued; want none", c.running, len(c.queue))
+	}
+}
+
+// TestCoalescerWindowQueues: a window that finds every lane busy queues in
+// order, and goes in the next call with what queued after it.
+func TestCoalescerWindowQueues(t *testing.T) {
+	f := newFakeRun()
+	c, queued := queueing(1, 8, f)
+	first := submit(c, namedJob("a", 1))
+	if got := <-f.started; got != "a" {
+		t.Fatalf("first call started with %q", got)
+	}
+	win := []*job{namedJob("w1", 1), namedJob("w2", 1), namedJob("w3", 1)}
+	winDone := make(chan struct{})
+	go func() {
+		c.doMany(win)
+		close(winDone)
+	}()
+	<-queued
+	later := submit(c, namedJob("z", 1))
+	<-queued
+	f.release("a")
+	<-first
+	if got := <-f.started; got != "w1" {
+		t.Fatalf("second call led by %q, want w1", got)
+	}
+	f.release("w1")
+	<-winDone
+	<-later
+	want := [][]string{{"a"}, {"w1", "w2", "w3", "z"}}
+	if got := f.seen(); !reflect.DeepEqual(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+	for _, j := range win {
+		if len(j.wake) != 0 {
+			t.Errorf("request %s left with a wake-up", j.x.set)
+		}
+	}
+	if c.running != 0 {
+		t.Errorf("%d lanes still in use", c.running)
+	}
+}
+
+// TestCoalescerWindowSizeLimit: a window of more records than a call
+// carries goes as several calls at once, none over the limit; with a limit
+// of one record (batch_size = 1: no gathering) each request is a call.
+func TestCoalescerWindowSizeLimit(t *testing.T) {
+	for _, max := range []int{1, 2} {
+		var mu sync.Mutex
+		var sizes []int
+		c := newCoalescer(1, max, func(g []*job) {
+			n := 0
+			for _, j := range g {
+				n += j.size
+			}
+			mu.Lock()
+			sizes = append(sizes, n)
+			mu.Unlock()
+		})
+		win := []*job{namedJob("a", 1), namedJob("b", 1), namedJob("c", 1), namedJob("d", 1), namedJob("e", 1)}
+		c.doMany(win)
+		total := 0
+		for _, n := range sizes {
+			if n > max {
+				t.Errorf("max %d: a call of %d records", max, n)
+			}
+			total += n
+		}
+		if total != 5 || (max == 1 && len(sizes) != 5) {
+			t.Errorf("max %d: calls of %v records, want the 5 requests in calls of at most %d", max, sizes, max)
+		}
+		if c.running != 0 || len(c.queue) != 0 || c.queued != 0 {
+			t.Errorf("max %d: after the calls: %d lanes in use, %d queued", max, c.running, len(c.queue))
+		}
+	}
+}
+
 func TestCoalescerStress(t *testing.T) {
 	t.Run("one record each", func(t *testing.T) { stress(t, 1) })
 	t.Run("up to ten records each", func(t *testing.T) { stress(t, 10) })
@@ -278,9 +373,19 @@ func stress(t *testing.T, maxSize int) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				j := namedJob("", 1+rand.IntN(maxSize))
-				jobs[w] = append(jobs[w], j)
-				c.do(j)
+				if rand.IntN(2) == 0 {
+					j := namedJob("", 1+rand.IntN(maxSize))
+					jobs[w] = append(jobs[w], j)
+					c.do(j)
+					continue
+				}
+				// A pipeline window's requests, handed over together.
+				win := make([]*job, 1+rand.IntN(5))
+				for i := range win {
+					win[i] = namedJob("", 1+rand.IntN(maxSize))
+				}
+				jobs[w] = append(jobs[w], win...)
+				c.doMany(win)
 			}
 		}()
 	}
@@ -293,6 +398,9 @@ func stress(t *testing.T, maxSize int) {
 			v, ok := runs.Load(j)
 			if !ok || v.(*atomic.Int32).Load() != 1 {
 				t.Fatal("a request was not run exactly once")
+			}
+			if len(j.wake) != 0 || j.self {
+				t.Fatal("a request was left with a wake-up or marked as its leader's: its next use would not wait")
 			}
 		}
 	}
@@ -470,6 +578,90 @@ func TestGatheredCallsAnswerEachRequest(t *testing.T) {
 	}
 	if r := resps[5].Results[1]; r.Code != codec.OK || !r.Values[1].Equal(codec.Int(111)) {
 		t.Errorf("second call on one record: code %d value %v, want 111 after the first call's 11", r.Code, r.Values)
+	}
+}
+
+// TestExecManyAnswersEachRequest: the requests of one ExecMany (a pipeline
+// window) go to the cluster as one batch call, and each record's outcome
+// answers only its own request; a count and a request for a database out
+// of range run beside them.
+func TestExecManyAnswersEachRequest(t *testing.T) {
+	s := openServer(t)
+	defer s.Close()
+	ctx := context.Background()
+	mk := func(calls ...codec.Call) *codec.Request { return &codec.Request{Kind: codec.ReqRecords, Calls: calls} }
+	put := func(key, typ string, v codec.Value) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Exists: codec.ExistsReplace, TTL: codec.TTLNever},
+			Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(typ)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: v}}}
+	}
+	get := func(key string) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeString}, Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}
+	}
+	incr := func(key string, by int64) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeString},
+			Ops: []codec.Op{{Code: codec.OpAdd, Bin: codec.BinValue, Value: codec.Int(by)}, {Code: codec.OpGet, Bin: codec.BinValue}}}
+	}
+	var resp codec.Response
+	s.Exec(ctx, 0, mk(put("m:str", codec.TypeString, codec.Bytes([]byte("x"))), put("m:hash", codec.TypeHash, codec.Map(codec.Bytes([]byte("f")), codec.Int(1))),
+		put("m:max", codec.TypeString, codec.Int(math.MaxInt64)), put("m:n", codec.TypeString, codec.Int(10))), &resp)
+	if resp.Code != codec.OK {
+		t.Fatalf("setup: %d %s", resp.Code, resp.Msg)
+	}
+	calls := func() uint64 {
+		var n uint64
+		for _, v := range s.Stats() {
+			if v.Name == "batch_calls" || v.Name == "single_calls" {
+				n += v.Value
+			}
+		}
+		return n
+	}
+	reqs := []*codec.Request{
+		mk(get("m:str")),                     // a plain read
+		mk(get("m:hash")),                    // WRONGTYPE
+		mk(incr("m:max", 1)),                 // overflow
+		mk(incr("m:n", 1), incr("m:n", 100)), // one request's two calls on one record, in order
+		{Kind: codec.ReqCount},
+		mk(get("m:str")), // in a database out of range
+	}
+	resps := make([]codec.Response, len(reqs))
+	ops := make([]store.Op, len(reqs))
+	for i := range reqs {
+		ops[i] = store.Op{Ctx: ctx, Req: reqs[i], Resp: &resps[i]}
+	}
+	ops[5].DB = -5
+	before := calls()
+	s.ExecMany(ops)
+	// The four record requests' five calls: one batch call for the first
+	// call on each record, one more for m:n's second; the count is no call.
+	if n := calls() - before; n != 2 {
+		t.Errorf("%d calls to the cluster, want 2", n)
+	}
+	check := func(i, call int, code codec.Code, val codec.Value) {
+		t.Helper()
+		r := &resps[i]
+		if r.Code != codec.OK || len(r.Results) <= call {
+			t.Fatalf("request %d: code %d (%s), %d results", i, r.Code, r.Msg, len(r.Results))
+		}
+		res := &r.Results[call]
+		got := codec.Nil
+		if len(res.Values) > 0 {
+			got = res.Values[len(res.Values)-1]
+		}
+		if res.Code != code || (code == codec.OK && !got.Equal(val)) {
+			t.Errorf("request %d call %d: code %d (%s) value %v, want %d %v", i, call, res.Code, res.Msg, got, code, val)
+		}
+	}
+	check(0, 0, codec.OK, codec.Bytes([]byte("x")))
+	check(1, 0, codec.FilteredOut, codec.Nil)
+	check(2, 0, codec.Overflow, codec.Nil)
+	check(3, 0, codec.OK, codec.Int(11))
+	check(3, 1, codec.OK, codec.Int(111))
+	if r := resps[4]; r.Code != codec.OK || r.Count < 4 {
+		t.Errorf("count: code %d (%s) count %d, want at least the 4 records written", r.Code, r.Msg, r.Count)
+	}
+	if r := resps[5]; r.Code != codec.InvalidOperation {
+		t.Errorf("database -5: code %d (%s), want %d", r.Code, r.Msg, codec.InvalidOperation)
 	}
 }
 

@@ -23,6 +23,27 @@ func (e *errFatal) Error() string { return errText(e.err) }
 // records runs a ReqRecords request: one operate for a single call, batch
 // operates for several.
 func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
+	plans, live := x.plan(req, resp)
+	defer x.s.putPlans(plans)
+	var err error
+	switch {
+	case live == 0:
+	case x.s.co != nil:
+		j := getJob()
+		j.x, j.calls, j.plans, j.results, j.size = x, req.Calls, *plans, resp.Results, live
+		x.s.co.do(j)
+		err = j.err
+		putJob(j)
+	default:
+		err = x.own(req.Calls, *plans, resp.Results, live)
+	}
+	x.settle(resp, err)
+}
+
+// plan translates req's calls into plans (the caller returns them with
+// putPlans), answers the calls that need no server, and returns how many
+// do.
+func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) {
 	n := len(req.Calls)
 	if cap(resp.Results) < n {
 		resp.Results = append(resp.Results[:cap(resp.Results)], make([]codec.Result, n-cap(resp.Results))...)
@@ -30,8 +51,6 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 	resp.Results = resp.Results[:n]
 
 	plans := x.s.getPlans(n)
-	defer x.s.putPlans(plans)
-
 	live := 0
 	now := x.s.nowMs()
 	for i := range req.Calls {
@@ -54,19 +73,11 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 		}
 		live++
 	}
+	return plans, live
+}
 
-	var err error
-	switch {
-	case live == 0:
-	case x.s.co != nil:
-		j := getJob()
-		j.x, j.calls, j.plans, j.results, j.size = x, req.Calls, *plans, resp.Results, live
-		x.s.co.do(j)
-		err = j.err
-		putJob(j)
-	default:
-		err = x.own(req.Calls, *plans, resp.Results, live)
-	}
+// settle reports err, a failure of the whole request's calls, in resp.
+func (x *execCtx) settle(resp *codec.Response, err error) {
 	var fe *errFatal
 	if errors.As(err, &fe) {
 		x.fail(resp, fe.err, fe.class)

@@ -168,6 +168,22 @@ func (r *Registry) Exec(ctx context.Context, db int, req *codec.Request, resp *c
 	r.written(db, req, resp)
 }
 
+var _ store.Batcher = (*Registry)(nil)
+
+// ExecMany runs ops on the wrapped store together (store.ExecMany), then
+// wakes the waiters of the keys they wrote, as Exec does.
+func (r *Registry) ExecMany(ops []store.Op) {
+	store.ExecMany(r.st, ops)
+	if r.waiting.Load() == 0 {
+		return
+	}
+	for i := range ops {
+		if o := &ops[i]; o.Req.Kind == codec.ReqRecords && o.Resp.Code == codec.OK {
+			r.written(o.DB, o.Req, o.Resp)
+		}
+	}
+}
+
 // written wakes the waiters of the keys req wrote.
 func (r *Registry) written(db int, req *codec.Request, resp *codec.Response) {
 	r.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
 	"github.com/respike/respike/host/store/memory"
 )
 
@@ -252,4 +253,51 @@ func TestServedElsewhere(t *testing.T) {
 		t.Fatalf("woken %v, want [b]", got)
 	}
 	r.Done(b)
+}
+
+// manyStore is a memory store that is a store.Batcher, counting its
+// ExecMany calls.
+type manyStore struct {
+	*memory.Store
+	many int
+}
+
+func (s *manyStore) ExecMany(ops []store.Op) {
+	s.many++
+	for _, o := range ops {
+		s.Exec(o.Ctx, o.DB, o.Req, o.Resp)
+	}
+}
+
+// TestExecManyWakes: a pipeline window's requests reach a store that
+// batches as one ExecMany through the registry, and their writes wake the
+// waiters of their keys and databases as Exec's do.
+func TestExecManyWakes(t *testing.T) {
+	st := &manyStore{Store: memory.New(memory.Options{})}
+	r := New(st, Options{})
+	var w wakes
+	a, b, c := w.waiter("a"), w.waiter("b"), w.waiter("c")
+	r.Park(a, 0, keys("k1"))
+	r.Park(b, 1, keys("k2"))
+	r.Park(c, 0, keys("k3"))
+	mk := func(key string, op codec.OpCode) *codec.Request {
+		return &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: []byte(key), Ops: []codec.Op{{Code: op, Bin: "v", Value: codec.Int(1)}}}}}
+	}
+	resps := make([]codec.Response, 3)
+	r.ExecMany([]store.Op{
+		{Ctx: context.Background(), DB: 0, Req: mk("k1", codec.OpPut), Resp: &resps[0]},
+		{Ctx: context.Background(), DB: 1, Req: mk("k2", codec.OpPut), Resp: &resps[1]},
+		{Ctx: context.Background(), DB: 0, Req: mk("k3", codec.OpGet), Resp: &resps[2]}, // a read: wakes nobody
+	})
+	if st.many != 1 {
+		t.Errorf("%d ExecMany calls reached the store, want 1", st.many)
+	}
+	got := w.take()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("woken %v, want [a b]", got)
+	}
+	r.Done(a)
+	r.Done(b)
+	r.Done(c)
 }

@@ -58,6 +58,8 @@ func (s *instrumented) Exec(ctx context.Context, db int, req *codec.Request, res
 	s.observe(began, req, resp)
 }
 
+var _ store.Batcher = (*instrumented)(nil)
+
 // ExecMany keeps the wrapped store's ExecMany (store.Batcher): each request
 // is counted, and timed as the whole set's time, which is what it waited.
 func (s *instrumented) ExecMany(ops []store.Op) {

@@ -127,7 +127,10 @@ func (s *Store) Stats() []store.Stat {
 	}
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Batcher = (*Store)(nil)
+)
 
 // New validates cfg and connects to the cluster. When the cluster cannot be
 // reached it logs why and keeps trying in the background with backoff until

@@ -60,6 +60,11 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 		case p.static != codec.OK:
 		case p.hllFilter != nil:
 			p.guard, p.filter = nil, p.hllFilter // guard and expiry included
+		case p.exists == as.REPLACE && !p.keepX && p.filter == nil && p.guard == nil && p.gen == 0 && len(p.expects) == 0:
+			// A replacing write of plain puts and nothing else (SET,
+			// SETEX, MSET) leaves the same record whether the old one
+			// had expired or not: no expiry filter, so that the server
+			// replaces without reading the old record's bins.
 		default:
 			p.withLive(x.s.tr.live.get(now))
 		}

@@ -135,6 +135,14 @@ func testExpiredWrites(e *env) {
 	e.eq("replace with TTLKeep on an expired record", r.Values[0], codec.Map(codec.Str(codec.BinValue), b("new")))
 	e.eqInt("TTL after", r.TTL, -1)
 
+	// A replacing write of plain puts (SET): the old record, expired or
+	// not, is gone, its expiry with it.
+	e.expired("rep")
+	e.ok(e.rec("rep").Exists(codec.ExistsReplace).TTLNever().Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, b("new")))
+	r = e.ok(e.rec("rep").Get(""))
+	e.eq("replace on an expired record", r.Values[0], codec.Map(codec.Str(codec.BinType), codec.Str(codec.TypeString), codec.Str(codec.BinValue), b("new")))
+	e.eqInt("TTL after", r.TTL, -1)
+
 	e.expired("list")
 	r = e.ok(e.rec("list").Guard(codec.TypeList).ListAppend(codec.BinValue, bs("a")).Get(codec.BinExpire))
 	e.eqInt("list size after an append to an expired record", r.Values[0].Int, 1)

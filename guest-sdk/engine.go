@@ -385,7 +385,7 @@ func (e *engine) run(c *Ctx) []byte {
 // built in reqBuf, which the Ctx does not touch again before the host has
 // read the answer.
 func (c *Ctx) blockAnswer() []byte {
-	c.reqBuf = codec.AppendBlock(c.reqBuf[:0], c.blockFor, c.blockOn, c.w.Buf[1:])
+	c.reqBuf = codec.AppendBlock(c.reqBuf[:0], int64(c.blockFor), c.blockOn, c.w.Buf[1:])
 	return c.reqBuf
 }
 

@@ -68,11 +68,24 @@ func Module(name, version string) {
 	eng.manifest.Module, eng.manifest.Version = name, version
 }
 
+// asciiLower lower-cases the ASCII letters of a command name. Not
+// strings.ToLower, which links the unicode tables into every module: the
+// host accepts only printable ASCII names.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // Register adds commands to the module. Call it from init functions.
 // Registering a name twice panics: that is a bug in the module.
 func Register(cmds ...Command) {
 	for _, cmd := range cmds {
-		name := strings.ToLower(cmd.Name)
+		name := asciiLower(cmd.Name)
 		if _, dup := eng.commands[name]; dup {
 			panic("sdk: command registered twice: " + name)
 		}

@@ -2,8 +2,8 @@ package sdk
 
 import (
 	"encoding/binary"
-	"fmt"
-	"runtime/debug"
+	"runtime"
+	"strconv"
 	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -282,7 +282,7 @@ func (e *engine) refuse(c *Ctx, msg string) []byte {
 
 // unknownCommand is the error for a command this module does not have.
 func unknownCommand(st *codec.Start) string {
-	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: ", st.Args[0])
+	return "ERR unknown command '" + string(st.Args[0]) + "', with args beginning with: "
 }
 
 // resume continues the command with handle h with an encoded Response.
@@ -385,7 +385,7 @@ func (e *engine) run(c *Ctx) []byte {
 // built in reqBuf, which the Ctx does not touch again before the host has
 // read the answer.
 func (c *Ctx) blockAnswer() []byte {
-	c.reqBuf = codec.AppendBlock(c.reqBuf[:0], c.blockFor, c.blockOn, c.w.Buf[1:])
+	c.reqBuf = codec.AppendBlock(c.reqBuf[:0], int64(c.blockFor), c.blockOn, c.w.Buf[1:])
 	return c.reqBuf
 }
 
@@ -393,9 +393,11 @@ func (c *Ctx) blockAnswer() []byte {
 func (e *engine) panicked(c *Ctx, r any) []byte {
 	c.resetReply()
 	c.pending, c.blocked = false, false
-	c.w.Error(fmt.Sprintf("ERR module panic: %v", r))
+	c.w.Error("ERR module panic: " + panicText(r))
 	if debugPanics {
-		debug.PrintStack()
+		// runtime.Stack, not runtime/debug: that imports fmt and os.
+		buf := make([]byte, 64<<10)
+		println(string(buf[:runtime.Stack(buf, false)]))
 	}
 	return e.finish(c)
 }
@@ -434,7 +436,57 @@ func backendError(code codec.Code, msg string) string {
 	case codec.Timeout:
 		return "ERR backend timeout: " + msg
 	}
-	return fmt.Sprintf("ERR backend error (code %d): %s", code, msg)
+	return "ERR backend error (code " + strconv.Itoa(int(code)) + "): " + msg
+}
+
+// panicText is a recovered panic value as fmt's %v would print it, for the
+// values panics carry: errors (runtime errors among them), strings,
+// Stringers, numbers and booleans. The SDK does not import fmt, whose
+// reflection and tables were a quarter of every module's size and of its
+// load time (docs/RATIONALE.md); a value of another type is named by its
+// kind only.
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	case interface{ String() string }:
+		return v.String()
+	case []byte:
+		return string(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int8:
+		return strconv.FormatInt(int64(v), 10)
+	case int16:
+		return strconv.FormatInt(int64(v), 10)
+	case int32:
+		return strconv.FormatInt(int64(v), 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint8:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint16:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case uintptr:
+		return strconv.FormatUint(uint64(v), 10)
+	case float32:
+		return strconv.FormatFloat(float64(v), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case nil:
+		return "<nil>"
+	}
+	return "a value of a type the SDK does not print"
 }
 
 // Command lookup. A map would hash the name in software and a byte loop

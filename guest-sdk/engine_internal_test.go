@@ -1,6 +1,10 @@
 package sdk
 
 import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -22,5 +26,64 @@ func TestReleaseDropsBigBuffers(t *testing.T) {
 	e.release(c)
 	if cap(c.req.Calls) == 0 {
 		t.Fatal("a small call was not kept for reuse")
+	}
+}
+
+type stringer struct{}
+
+func (stringer) String() string { return "from String" }
+
+// TestPanicText checks that a panic's error reply reads as fmt's %v of the
+// value for what panics carry, without fmt.
+func TestPanicText(t *testing.T) {
+	var nilMap map[string]int
+	runtimeErr := func() (r any) {
+		defer func() { r = recover() }()
+		nilMap["x"] = 1
+		return nil
+	}()
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{"boom", "boom"},
+		{errors.New("an error"), "an error"},
+		{runtimeErr, "assignment to entry in nil map"},
+		{stringer{}, "from String"},
+		{42, "42"},
+		{int8(-8), "-8"},
+		{uint64(1 << 63), "9223372036854775808"},
+		{1.5, "1.5"},
+		{float32(0.1), "0.1"},
+		{true, "true"},
+		{[]byte("bytes"), "bytes"},
+		{nil, "<nil>"},
+		{struct{ A int }{1}, "a value of a type the SDK does not print"},
+	} {
+		if got := panicText(tc.v); got != tc.want {
+			t.Errorf("panicText(%#v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestNoFmtNoTime checks that a module built with the SDK links neither fmt
+// (and the os and reflection it brings) nor time (and syscall): they were a
+// quarter of a module that needs nothing else, and of its load time
+// (docs/RATIONALE.md, "Guest modules without fmt and time").
+func TestNoFmtNoTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		switch pkg {
+		case "fmt", "os", "runtime/debug", "time", "syscall":
+			t.Errorf("the guest SDK imports %s", pkg)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package sdk_test
 
 import (
 	"fmt"
-	"time"
 
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -43,7 +42,7 @@ func taken(c *sdk.Ctx) {
 		// Nothing to take: write the reply the client gets if the timeout
 		// passes, then block on the key. A write to it runs TAKE again.
 		c.Reply().Null()
-		c.Block(c.Args()[1:2], time.Duration(c.N[0]))
+		c.Block(c.Args()[1:2], sdk.Duration(c.N[0]))
 	case codec.FilteredOut:
 		c.Error("WRONGTYPE Operation against a key holding the wrong kind of value")
 	default:

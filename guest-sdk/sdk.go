@@ -30,7 +30,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/resp"
@@ -69,11 +68,24 @@ func Module(name, version string) {
 	eng.manifest.Module, eng.manifest.Version = name, version
 }
 
+// asciiLower lower-cases the ASCII letters of a command name. Not
+// strings.ToLower, which links the unicode tables into every module: the
+// host accepts only printable ASCII names.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // Register adds commands to the module. Call it from init functions.
 // Registering a name twice panics: that is a bug in the module.
 func Register(cmds ...Command) {
 	for _, cmd := range cmds {
-		name := strings.ToLower(cmd.Name)
+		name := asciiLower(cmd.Name)
 		if _, dup := eng.commands[name]; dup {
 			panic("sdk: command registered twice: " + name)
 		}
@@ -120,7 +132,7 @@ type Ctx struct {
 	// A step that called Block: the keys and the timeout of the answer.
 	blocked  bool
 	blockOn  [][]byte
-	blockFor time.Duration
+	blockFor Duration
 
 	// N is scratch state that survives from step to step of one command
 	// (counters, flags, parsed options). It is zeroed when a command starts.
@@ -280,6 +292,19 @@ func (c *Ctx) Page() *codec.ScanPage { return &c.res.Scan }
 // Counted is the answer of the last Count.
 func (c *Ctx) Counted() int64 { return c.res.Count }
 
+// Duration is a span of time in nanoseconds, as a time.Duration counts it:
+// convert with sdk.Duration(d) and time.Duration(d). The SDK does not use
+// package time, whose initialisation (and the syscall and godebug packages
+// it brings) was a tenth of a module that does not otherwise need it, and
+// of its load time (docs/RATIONALE.md, "Guest modules without fmt and time").
+type Duration int64
+
+// Durations for Block, as package time's.
+const (
+	Millisecond Duration = 1e6
+	Second      Duration = 1e9
+)
+
 // Block makes a blocking command wait, as BLPOP does on empty lists: the
 // command ends without replying now, and the client waits until another
 // command writes one of keys (in the connection's database, through this
@@ -298,7 +323,7 @@ func (c *Ctx) Counted() int64 { return c.res.Count }
 // reply at once, as Redis answers BLPOP inside a transaction. No module
 // instance or goroutine waits with the client: a blocked command costs the
 // host under 1 KiB of heap (docs/performance.md).
-func (c *Ctx) Block(keys [][]byte, timeout time.Duration) {
+func (c *Ctx) Block(keys [][]byte, timeout Duration) {
 	switch {
 	case len(keys) == 0:
 		panic("sdk: Block without keys")
@@ -316,7 +341,7 @@ func (c *Ctx) Block(keys [][]byte, timeout time.Duration) {
 // the message of the error reply ("ERR timeout is negative", ...) and
 // false. Like Redis on x86, it takes a timeout too large for a 64-bit count
 // of milliseconds (inf, 1e16) for a negative one.
-func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
+func (c *Ctx) ParseTimeout(arg []byte) (Duration, string, bool) {
 	f, ok := parseSeconds(string(arg))
 	if !ok {
 		return 0, "ERR timeout is not a float or out of range", false
@@ -331,7 +356,7 @@ func (c *Ctx) ParseTimeout(arg []byte) (time.Duration, string, bool) {
 	if ms >= math.MaxInt64/1e6 {
 		return math.MaxInt64, "", true // beyond 292 years: no limit in practice
 	}
-	return time.Duration(ms) * time.Millisecond, "", true
+	return Duration(ms) * Millisecond, "", true
 }
 
 // parseSeconds parses a number as Redis's string2ld (C's strtold on an

@@ -1,9 +1,6 @@
 package codec
 
-import (
-	"encoding/binary"
-	"time"
-)
+import "encoding/binary"
 
 // A blocking command's answer (ABI 5): StatusBlock, then
 //
@@ -24,13 +21,13 @@ const MaxBlockKeys = 1 << 16
 
 // Block is a decoded block answer. Keys and Reply alias the decoded bytes.
 type Block struct {
-	Timeout time.Duration // 0: no limit
+	Timeout int64 // nanoseconds (a time.Duration); 0: no limit. Not time.Duration: guest code does not link package time
 	Keys    [][]byte
 	Reply   []byte
 }
 
 // AppendBlock appends a block answer, status byte first, to dst.
-func AppendBlock(dst []byte, timeout time.Duration, keys [][]byte, reply []byte) []byte {
+func AppendBlock(dst []byte, timeout int64, keys [][]byte, reply []byte) []byte {
 	dst = append(dst, StatusBlock)
 	dst = put64(dst, uint64(max(timeout, 0)))
 	dst = put32(dst, uint32(len(keys)))
@@ -52,7 +49,7 @@ func DecodeBlock(ans []byte, b *Block) error {
 	if t < 0 || n == 0 || n > MaxBlockKeys {
 		return ErrCorrupt
 	}
-	b.Timeout = time.Duration(t)
+	b.Timeout = t
 	b.Keys = b.Keys[:0]
 	p := ans[13:]
 	for range n {

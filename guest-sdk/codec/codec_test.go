@@ -254,12 +254,12 @@ func checkEncodes(t *testing.T, build func(*Call), want []Op) {
 // TestBlockAnswer round-trips a block answer and refuses malformed ones.
 func TestBlockAnswer(t *testing.T) {
 	keys := [][]byte{[]byte("k1"), {}, []byte("a longer key")}
-	ans := AppendBlock([]byte("x"), 1500*time.Millisecond, keys, []byte("*-1\r\n"))[1:]
+	ans := AppendBlock([]byte("x"), int64(1500*time.Millisecond), keys, []byte("*-1\r\n"))[1:]
 	var b Block
 	if err := DecodeBlock(ans, &b); err != nil {
 		t.Fatal(err)
 	}
-	if b.Timeout != 1500*time.Millisecond || len(b.Keys) != 3 || string(b.Keys[2]) != "a longer key" ||
+	if b.Timeout != int64(1500*time.Millisecond) || len(b.Keys) != 3 || string(b.Keys[2]) != "a longer key" ||
 		len(b.Keys[1]) != 0 || string(b.Reply) != "*-1\r\n" {
 		t.Fatalf("decoded %+v", b)
 	}

@@ -67,7 +67,7 @@ func (h *Host) blocked(ans []byte) []byte {
 	if err := codec.DecodeBlock(ans, &b); err != nil {
 		panic("sdktest: malformed block answer: " + err.Error())
 	}
-	h.Blocked = &Blocked{Timeout: b.Timeout}
+	h.Blocked = &Blocked{Timeout: time.Duration(b.Timeout)}
 	for _, k := range b.Keys {
 		h.Blocked.Keys = append(h.Blocked.Keys, string(k))
 	}

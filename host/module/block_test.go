@@ -24,7 +24,7 @@ func TestBlockAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	load("bwait", codec.AppendBlock(nil, 1500*time.Millisecond, [][]byte{[]byte("k1"), []byte("key2")}, []byte("*-1\r\n")))
+	load("bwait", codec.AppendBlock(nil, int64(1500*time.Millisecond), [][]byte{[]byte("k1"), []byte("key2")}, []byte("*-1\r\n")))
 	load("bnokeys", codec.AppendBlock(nil, 0, nil, []byte("*-1\r\n")))
 	load("bnoreply", codec.AppendBlock(nil, 0, [][]byte{[]byte("k")}, nil))
 	load("bshort", codec.AppendBlock(nil, 0, [][]byte{[]byte("k")}, []byte("_\r\n"))[:15])
@@ -41,7 +41,7 @@ func TestBlockAnswer(t *testing.T) {
 	var blk Block
 	start := &codec.Start{Proto: 2, ClientID: 1, Args: [][]byte{[]byte("bwait")}}
 	out := r.ExecBlock(context.Background(), r.Lookup([]byte("bwait")), start, []byte("x"), &blk)
-	if string(out) != "x" || !blk.Blocked || blk.Timeout != 1500*time.Millisecond || string(blk.Reply) != "*-1\r\n" ||
+	if string(out) != "x" || !blk.Blocked || blk.Timeout != int64(1500*time.Millisecond) || string(blk.Reply) != "*-1\r\n" ||
 		len(blk.Keys) != 2 || string(blk.Keys[0]) != "k1" || string(blk.Keys[1]) != "key2" {
 		t.Fatalf("ExecBlock: out %q, block %+v", out, blk)
 	}

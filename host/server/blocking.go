@@ -102,7 +102,7 @@ func (c *client) waitBlocked(st *codec.Start, blk *module.Block) int {
 	if blk.Timeout > 0 {
 		// From the command's start, as Redis counts it; a re-run's own
 		// timeout is ignored.
-		deadline = time.Unix(0, st.Now).Add(blk.Timeout)
+		deadline = time.Unix(0, st.Now).Add(time.Duration(blk.Timeout))
 	}
 	db := int(st.DB)
 	b.mu.Lock()

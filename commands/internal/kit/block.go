@@ -1,10 +1,6 @@
 package kit
 
-import (
-	"time"
-
-	sdk "github.com/respike/respike/guest-sdk"
-)
+import sdk "github.com/respike/respike/guest-sdk"
 
 // BlockSlot is the Ctx.N slot where the built-in blocking commands (BLPOP,
 // BZPOPMIN, ...) keep their timeout: nanoseconds plus one, so that 0 says
@@ -29,4 +25,4 @@ func ParseBlockTimeout(c *sdk.Ctx, i int) bool {
 func Blocking(c *sdk.Ctx) bool { return c.N[BlockSlot] != 0 }
 
 // BlockTimeout is the timeout ParseBlockTimeout read, for Ctx.Block.
-func BlockTimeout(c *sdk.Ctx) time.Duration { return time.Duration(c.N[BlockSlot] - 1) }
+func BlockTimeout(c *sdk.Ctx) sdk.Duration { return sdk.Duration(c.N[BlockSlot] - 1) }

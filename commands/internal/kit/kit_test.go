@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,6 +203,28 @@ func TestShortDecimal(t *testing.T) {
 		}
 		if f, ok := Strtod([]byte(s)); err == nil && !strings.Contains(s, "_") && s[0] != ' ' && (!ok || math.Float64bits(f) != math.Float64bits(want)) {
 			t.Fatalf("Strtod(%q) = %v %v, want %v", s, f, ok, want)
+		}
+	}
+}
+
+// TestNoFmtNoTime checks that kit, as a module links it, imports neither
+// fmt nor time (and the os, reflection and syscall they bring): they were
+// a fifth of a built-in module and of its load time (docs/RATIONALE.md,
+// "Guest modules without fmt and time").
+func TestNoFmtNoTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		switch pkg {
+		case "fmt", "os", "runtime/debug", "time", "syscall":
+			t.Errorf("kit imports %s in a module", pkg)
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package kit
 
 import (
-	"time"
-
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -15,13 +13,13 @@ import (
 // time bound keeps a command from outliving the client's patience when
 // something keeps writing the key for ever (clients time out after 3 s by
 // default, go-redis and redis-py alike).
-const RetryFor = 2 * time.Second
+const RetryFor int64 = 2e9 // nanoseconds
 
 // Again reports whether a command that lost a race for a key may try its
 // read-modify-write once more: while it has run less than RetryFor. When it
 // reports false, the command answers Contention.
 func Again(c *sdk.Ctx) bool {
-	return time.Now().UnixNano()-c.Now() < int64(RetryFor)
+	return now()-c.Now() < RetryFor
 }
 
 // RetryAfterUndo is the step after a command that lost a race wrote back
@@ -73,7 +71,7 @@ const PendingBin = "p"
 // PendingFor is how long a pending mark is honoured: longer than a rename
 // can take (RetryFor plus a round trip), so only a dead writer's mark
 // outlives it.
-const PendingFor = RetryFor + time.Second
+const PendingFor = RetryFor + 1e9 // nanoseconds
 
 // Pending reports whether all, an all-bins read (or the value of
 // PendingBin alone), carries a pending mark that is still honoured.
@@ -90,14 +88,14 @@ func Pending(all codec.Value) bool {
 	if mark.Kind != codec.KindInt {
 		return false
 	}
-	age := time.Now().UnixMilli() - mark.Int
-	return age < PendingFor.Milliseconds() && age > -PendingFor.Milliseconds()
+	age := now()/1e6 - mark.Int // milliseconds
+	return age < PendingFor/1e6 && age > -PendingFor/1e6
 }
 
 // MarkPending adds the pending mark to a rename's write of its
 // destination.
 func MarkPending(call *codec.Call) *codec.Call {
-	return call.Put(PendingBin, codec.Int(time.Now().UnixMilli()))
+	return call.Put(PendingBin, codec.Int(now()/1e6))
 }
 
 // CopyBins turns all, an all-bins read, into a write of the same record on

@@ -16,7 +16,6 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -143,5 +142,5 @@ func bqpopped(c *sdk.Ctx) {
 		return
 	}
 	c.Reply().NullArray()
-	c.Block(c.Args()[1:c.NArg()-1], time.Duration(c.N[0]))
+	c.Block(c.Args()[1:c.NArg()-1], sdk.Duration(c.N[0]))
 }

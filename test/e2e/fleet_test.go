@@ -93,7 +93,9 @@ func newFleet(t *testing.T, opts ...func(*fleet.Config)) []*fleetProxy {
 		cfg.Server.EnableModuleCommand = "yes"
 		p.daemon = serve(t, cfg, b)
 		p.daemon.Server.SetFleet(f)
-		p.admin = client(t, p.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
+		// MODULE DEPLOY compiles the module before it answers: a first
+		// compile under -race on a loaded machine takes tens of seconds.
+		p.admin = client(t, p.daemon.Addr, func(o *redis.Options) { o.PoolSize, o.ReadTimeout = 1, 90*time.Second })
 		out = append(out, p)
 	}
 	return out

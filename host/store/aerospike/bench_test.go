@@ -263,7 +263,10 @@ func directClient(b *testing.B) (*as.Client, func() *as.Key) {
 // RESPIKE_TEST_AEROSPIKE.
 func BenchmarkDirectClientShapes(b *testing.B) {
 	client, key := directClient(b)
-	const per = 16
+	// RESPIKE_BENCH_PER and RESPIKE_BENCH_GOROUTINES change the call
+	// pattern (16 records per call, 50 goroutines): respike's gathered
+	// calls carry more records from fewer goroutines.
+	per, goroutines := envInt("RESPIKE_BENCH_PER", 16), envInt("RESPIKE_BENCH_GOROUTINES", 50)
 	val := []byte("xxx")
 	wp := func(exists as.RecordExistsAction, sendKey bool, filter *as.Expression) *as.BatchWritePolicy {
 		p := as.NewBatchWritePolicy()
@@ -278,6 +281,8 @@ func BenchmarkDirectClientShapes(b *testing.B) {
 	bound := packed(as.ExpAnd(guardExp(codec.TypeString), tr.boundExp()))
 	guardRead := as.NewBatchReadPolicy()
 	guardRead.FilterExpression = guard
+	liveRead := as.NewBatchReadPolicy()
+	liveRead.FilterExpression = packed(as.ExpAnd(newTranslator().live.get(time.Now().UnixMilli()+1e9), guard))
 	shapes := []struct {
 		name string
 		mk   func() as.BatchRecordIfc
@@ -298,11 +303,15 @@ func BenchmarkDirectClientShapes(b *testing.B) {
 		}},
 		{"GET-direct", func() as.BatchRecordIfc { return as.NewBatchReadOps(nil, key(), as.GetBinOp("v")) }},
 		{"GET-respike", func() as.BatchRecordIfc { return as.NewBatchReadOps(guardRead, key(), as.GetBinOp("v")) }},
+		{"GET-respike-live", func() as.BatchRecordIfc { return as.NewBatchReadOps(liveRead, key(), as.GetBinOp("v")) }},
+		{"GET-bins", func() as.BatchRecordIfc {
+			return as.NewBatchReadOps(nil, key(), as.GetBinOp("v"), as.GetBinOp(codec.BinType), as.GetBinOp(codec.BinExpire))
+		}},
 	}
 	for _, s := range shapes {
 		b.Run(s.name, func(b *testing.B) {
 			c0 := serverCPU()
-			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.SetParallelism((goroutines + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 			b.RunParallel(func(pb *testing.PB) {
 				bp := as.NewBatchPolicy()
 				recs := make([]as.BatchRecordIfc, 0, per)
@@ -438,4 +447,12 @@ func BenchmarkLiveFilter(b *testing.B) {
 	}
 	s, _ := live.get(time.Now().UnixMilli()).Base64()
 	b.ReportMetric(float64(len(s)*3/4), "filter-bytes")
+}
+
+// envInt is the integer in the environment variable name, or def.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

@@ -364,7 +364,10 @@ func (s *search) read(c *sdk.Ctx) {
 	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
 	ranges := s.sh.scanRanges()
 	for _, rg := range ranges {
-		call.MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
+		// The members packed (score, length, member): no value per
+		// member for the store to make and lay out, nor for the
+		// collector on either side to scan.
+		call.MapGetByValueRange(codec.BinValue, codec.ReturnScoredKeys, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
 	}
 	ops := len(ranges)
 	if s.store != 0 {
@@ -415,9 +418,12 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 	if s.any {
 		limit = int(min(s.count, 1<<30))
 	}
+	// Each range's result is Int(how many) and the packed members.
 	total := 0
 	for i := range ops {
-		total += len(r.Values[i].List) / 2
+		if l := r.Values[i].List; len(l) == 2 {
+			total += int(l[0].Int)
+		}
 	}
 	pts := ptsBuf[:0]
 	if cap(pts) < total {
@@ -428,14 +434,26 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 		if len(pts) > 0 && limit > 0 && len(pts) >= limit {
 			break
 		}
-		kv := r.Values[i].List
-		for j := 0; j+1 < len(kv); j += 2 {
-			score := codec.ScoreOf(&kv[j+1])
+		l := r.Values[i].List
+		if len(l) != 2 {
+			continue // the bin is missing
+		}
+		items := codec.NewScoredKeys(l[1].Bytes)
+		for {
+			member, score, ok := items.Next()
+			if !ok {
+				break
+			}
 			lon, lat, _ := position(score)
 			if d, e, in := s.sh.within(lon, lat); in {
-				pts = pts[:len(pts)+1]
+				if len(pts) == cap(pts) {
+					pts = append(pts, point{}) // more than counted: never, but safe
+					ptsBuf = pts[:0]
+				} else {
+					pts = pts[:len(pts)+1]
+				}
 				p := &pts[len(pts)-1]
-				p.member, p.score, p.lon, p.lat, p.dist, p.err = kv[j].Bytes, score, lon, lat, d, e
+				p.member, p.score, p.lon, p.lat, p.dist, p.err = member, score, lon, lat, d, e
 				if limit > 0 && len(pts) >= limit {
 					break
 				}

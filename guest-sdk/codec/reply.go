@@ -145,27 +145,3 @@ func appendScoredKey(dst []byte, k *Value, score float64) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
 	return append(dst, b...)
 }
-
-// ScoredKeys iterates over a ReturnScoredKeys blob: each call of Next
-// returns the next item's key (pointing into the blob) and score, and
-// false after the last item or at a truncated one.
-type ScoredKeys struct{ b []byte }
-
-// NewScoredKeys iterates over blob.
-func NewScoredKeys(blob []byte) ScoredKeys { return ScoredKeys{blob} }
-
-// Next returns the next item.
-func (s *ScoredKeys) Next() (key []byte, score float64, ok bool) {
-	b := s.b
-	if len(b) < 12 {
-		return nil, 0, false
-	}
-	score = math.Float64frombits(binary.LittleEndian.Uint64(b))
-	n := binary.LittleEndian.Uint32(b[8:])
-	if uint64(n) > uint64(len(b)-12) {
-		return nil, 0, false
-	}
-	key = b[12 : 12+n : 12+n]
-	s.b = b[12+n:]
-	return key, score, true
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/guest-sdk/codec"
 )
 
 // glibcCases are arguments where Go's math package and glibc 2.36 (the
@@ -304,5 +305,62 @@ func TestAppendFixed4(t *testing.T) {
 		if got, want := string(appendFixed4(nil, d)), ref(d); got != want {
 			t.Fatalf("%v: %q, want %q", d, got, want)
 		}
+	}
+}
+
+// collectCircle, which writes position and within's circle tests out in
+// its loop, keeps exactly the members within keeps, at the same distances
+// and error bounds, from a codec.ReturnScoredKeys blob.
+func TestCollectCircleMatchesWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	kept := 0
+	for i := range 3000 {
+		sh := shape{kind: circular, lon: r.Float64()*360 - 180, lat: (r.Float64()*2 - 1) * latMax, conversion: 1}
+		if i%5 == 0 {
+			sh.lon = 180
+		}
+		size := math.Pow(10, r.Float64()*9.3-2) // 1 cm to 20,000 km
+		sh.radius = size
+		var blob []byte
+		var scores []float64
+		for k := range 30 {
+			d := size * r.Float64() * 1.3 / earthRadius
+			lat := min(max(sh.lat+radToDeg(d)*(r.Float64()*2-1), latMin), latMax)
+			lon := sh.lon + radToDeg(d)*(r.Float64()*2-1)/math.Max(math.Cos(degToRad(lat)), 0.01)
+			lon = math.Mod(lon+540, 360) - 180
+			score := scoreOf(lon, lat)
+			scores = append(scores, score)
+			key := codec.Bytes(fmt.Appendf(nil, "m%d", k))
+			val := codec.Float(score)
+			blob = codec.AppendReplyItem(blob, codec.ReturnScoredKeys, &key, &val)
+		}
+		var want []point
+		for k, score := range scores {
+			lon, lat, _ := position(score)
+			if d, e, in := sh.within(lon, lat); in {
+				want = append(want, point{member: fmt.Appendf(nil, "m%d", k), score: score, lon: lon, lat: lat, dist: d, err: e})
+			}
+		}
+		sh2 := sh
+		sh2.circleSetup()
+		got := sh2.collectCircle(blob, nil, 0)
+		if len(got) != len(want) {
+			t.Fatalf("%+v: collectCircle kept %d members, within %d", sh, len(got), len(want))
+		}
+		for k := range got {
+			g, w := got[k], want[k]
+			if string(g.member) != string(w.member) || g.score != w.score || g.lon != w.lon || g.lat != w.lat || g.dist != w.dist || g.err != w.err {
+				t.Fatalf("%+v: member %d: collectCircle %+v, within %+v", sh, k, g, w)
+			}
+		}
+		kept += len(got)
+		if lim := 3; len(want) > lim {
+			if got := sh2.collectCircle(blob, nil, lim); len(got) != lim || string(got[lim-1].member) != string(want[lim-1].member) {
+				t.Fatalf("%+v: with a limit of %d: %d members", sh, lim, len(got))
+			}
+		}
+	}
+	if kept < 3000*5 {
+		t.Fatalf("only %d members kept in all: the test hardly tests", kept)
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // The geohash arithmetic of Redis 7.0.15 (geohash.c, geohash_helper.c),
 // operation for operation, so that scores, boxes, coordinates and
@@ -472,13 +475,42 @@ func (s *shape) scanRanges() [][2]uint64 {
 		// margin of the decoded sub-cells') instead of 4^k decodes.
 		n := uint64(1) << k
 		var rows, cols [4]bool
+		var rowMask, colMask uint
 		for i := range n {
 			rows[i] = b.meetsLat(a.lat.cut(i, n))
 			cols[i] = b.meetsLon(a.lon.cut(i, n))
+			if rows[i] {
+				rowMask |= 1 << i
+			}
+			if cols[i] {
+				colMask |= 1 << i
+			}
 		}
 		first := len(out)
 		// Sub-cell j's scores (scoreRange of the sub-cell, inline).
 		shift := 52 - 2*uint(h.step+k)
+		if k == 2 {
+			// The 16 sub-cells that meet the band as a mask, walked run by
+			// run of consecutive sub-cells (one range each): a few steps
+			// where the loop below takes sixteen.
+			mask := uint32(rowSpread[rowMask] & colSpread[colMask])
+			for mask != 0 {
+				j := uint64(bits.TrailingZeros32(mask))
+				run := uint64(bits.TrailingZeros32(^(mask >> j)))
+				lo := (h.bits<<4 | j) << shift
+				hi := lo + run<<shift
+				if len(out) > first && out[len(out)-1][1] == lo {
+					out[len(out)-1][1] = hi
+				} else {
+					out = append(out, [2]uint64{lo, hi})
+				}
+				mask &^= (1<<run - 1) << j
+			}
+			if len(out) > maxRanges {
+				return s.wholeCells(visit)
+			}
+			continue
+		}
 		for j := uint64(0); j < 1<<(2*k); j++ {
 			// Interleaved as encode does: latitude bits in the even
 			// positions, longitude bits in the odd ones.
@@ -494,15 +526,40 @@ func (s *shape) scanRanges() [][2]uint64 {
 			}
 		}
 		if len(out) > maxRanges {
-			out = out[:0]
-			for _, h := range visit {
-				lo, hi := scoreRange(h)
-				out = append(out, [2]uint64{lo, hi})
-			}
-			return out
+			return s.wholeCells(visit)
 		}
 	}
 	return out
+}
+
+// wholeCells is the score ranges of the cells visit, whole.
+func (s *shape) wholeCells(visit []hashBits) [][2]uint64 {
+	out := rangesBuf[:0]
+	for _, h := range visit {
+		lo, hi := scoreRange(h)
+		out = append(out, [2]uint64{lo, hi})
+	}
+	return out
+}
+
+// rowSpread and colSpread map a mask of the rows (or columns) of a cell
+// cut in 4×4 that meet a band to the mask of its 16 sub-cells in those
+// rows (columns), sub-cell j in bit j. j interleaves as encode does: the
+// row's bits at j's bits 0 and 2, the column's at bits 1 and 3.
+var rowSpread, colSpread = spreads()
+
+func spreads() (rows, cols [16]uint16) {
+	for m := range 16 {
+		for j := range 16 {
+			if m>>(j&1|j>>1&2)&1 != 0 {
+				rows[m] |= 1 << j
+			}
+			if m>>(j>>1&1|j>>2&2)&1 != 0 {
+				cols[m] |= 1 << j
+			}
+		}
+	}
+	return rows, cols
 }
 
 // rangesBuf holds the ranges scanRanges returns: its callers use them

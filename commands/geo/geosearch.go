@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
@@ -364,7 +365,10 @@ func (s *search) read(c *sdk.Ctx) {
 	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
 	ranges := s.sh.scanRanges()
 	for _, rg := range ranges {
-		call.MapGetByValueRange(codec.BinValue, codec.ReturnKeyValue, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
+		// The members packed (score, length, member): no value per
+		// member for the store to make and lay out, nor for the
+		// collector on either side to scan.
+		call.MapGetByValueRange(codec.BinValue, codec.ReturnScoredKeys, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
 	}
 	ops := len(ranges)
 	if s.store != 0 {
@@ -415,31 +419,33 @@ func (s *search) collect(r *codec.Result, ops int) []point {
 	if s.any {
 		limit = int(min(s.count, 1<<30))
 	}
+	// Each range's result is Int(how many) and the packed members.
 	total := 0
 	for i := range ops {
-		total += len(r.Values[i].List) / 2
+		if l := r.Values[i].List; len(l) == 2 {
+			total += int(l[0].Int)
+		}
 	}
 	pts := ptsBuf[:0]
 	if cap(pts) < total {
 		pts = make([]point, 0, total)
 		ptsBuf = pts
 	}
+	if s.sh.kind == circular {
+		s.sh.circleSetup()
+	}
 	for i := range ops {
 		if len(pts) > 0 && limit > 0 && len(pts) >= limit {
 			break
 		}
-		kv := r.Values[i].List
-		for j := 0; j+1 < len(kv); j += 2 {
-			score := codec.ScoreOf(&kv[j+1])
-			lon, lat, _ := position(score)
-			if d, e, in := s.sh.within(lon, lat); in {
-				pts = pts[:len(pts)+1]
-				p := &pts[len(pts)-1]
-				p.member, p.score, p.lon, p.lat, p.dist, p.err = kv[j].Bytes, score, lon, lat, d, e
-				if limit > 0 && len(pts) >= limit {
-					break
-				}
-			}
+		l := r.Values[i].List
+		if len(l) != 2 {
+			continue // the bin is missing
+		}
+		if s.sh.kind == circular {
+			pts = s.sh.collectCircle(l[1].Bytes, pts, limit)
+		} else {
+			pts = s.sh.collectBox(l[1].Bytes, pts, limit)
 		}
 	}
 	return pts
@@ -650,4 +656,139 @@ func insertionByDist(order []int32, pts []point) {
 func clearlyRounds(d, e float64) bool {
 	x := d * 10000
 	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
+}
+
+// load64 and load32 read the little-endian words at b[off:] (the caller
+// has checked the bounds): WebAssembly is little-endian and loads
+// unaligned words.
+func load64(b []byte, off int) uint64 {
+	return *(*uint64)(unsafe.Pointer(unsafe.SliceData(b[off:])))
+}
+
+func load32(b []byte, off int) uint32 {
+	return *(*uint32)(unsafe.Pointer(unsafe.SliceData(b[off:])))
+}
+
+// Each item of a codec.ReturnScoredKeys blob is the score's bits (8
+// bytes), the member's length (4) and the member. The collectors read
+// them with single loads (byte-wise little-endian reads are eight loads
+// and shifts in WebAssembly) and stop at a truncated item, which neither
+// store makes.
+
+// collectBox appends to pts the members of blob inside a box (within),
+// up to limit points when limit > 0.
+func (s *shape) collectBox(blob []byte, pts []point, limit int) []point {
+	for off := 0; off+12 <= len(blob); {
+		score := math.Float64frombits(load64(blob, off))
+		end := off + 12 + int(load32(blob, off+8))
+		if end > len(blob) || end < off {
+			break
+		}
+		member := blob[off+12 : end : end]
+		off = end
+		lon, lat, _ := position(score)
+		if d, e, in := s.within(lon, lat); in {
+			pts = addPoint(pts, member, score, lon, lat, d, e)
+			if limit > 0 && len(pts) >= limit {
+				break
+			}
+		}
+	}
+	return pts
+}
+
+// circleSetup computes once the bounds within's circle tests use
+// (collectCircle).
+func (s *shape) circleSetup() {
+	if s.aMax == 0 {
+		s.circleBounds(s.radius * s.conversion)
+	}
+}
+
+// collectCircle is collectBox for a circle, with position, within's
+// circle tests and haversineA's small-angle path written out in the loop:
+// a search tests every member its ranges read, and a call costs more in
+// WebAssembly than most of those tests (TestCollectCircleMatchesWithin
+// checks it keeps what within keeps, at the same distances). circleSetup
+// must have run.
+func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
+	r := s.radius * s.conversion
+	latLim := radToDeg(r/earthRadius)*(1+1e-9) + 1e-9
+	lat1r, lon1r := degToRad(s.lat), degToRad(s.lon)
+	const latScale = latMax - latMin
+	const lonScale = lonMax - lonMin
+	const div = float64(uint64(1) << stepMax)
+	for off := 0; off+12 <= len(blob); {
+		score := math.Float64frombits(load64(blob, off))
+		end := off + 12 + int(load32(blob, off+8))
+		if end > len(blob) || end < off {
+			break
+		}
+		member := blob[off+12 : end : end]
+		off = end
+		// position(score)
+		sep := deinterleave64(uint64(score))
+		ilato := float64(uint32(sep))
+		ilono := float64(uint32(sep >> 32))
+		latLo := latMin + float64(ilato*1.0/div*latScale)
+		latHi := latMin + float64((ilato+1)*1.0/div*latScale)
+		lonLo := lonMin + float64(ilono*1.0/div*lonScale)
+		lonHi := lonMin + float64((ilono+1)*1.0/div*lonScale)
+		lon := clamp((lonLo+lonHi)/2, lonMin, lonMax)
+		lat := clamp((latLo+latHi)/2, latMin, latMax)
+		// within's circle tests
+		if math.Abs(lat-s.lat) > latLim {
+			continue
+		}
+		dl := math.Abs(lon - s.lon)
+		if dl > 180 {
+			dl = 360 - dl
+		}
+		if dl > s.lonMax {
+			continue
+		}
+		var a float64
+		hlat := (degToRad(lat) - lat1r) / 2
+		hlon := (degToRad(lon) - lon1r) / 2
+		if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
+			u, v := sinSmall(hlat), sinSmall(hlon)
+			t := 2 * hlat
+			cos2 := s.cosLat*cosSmall(t) - s.sinLat*sinSmall(t)
+			a = u*u + s.cosLat*cos2*v*v
+		} else {
+			a = s.haversineA(lon, lat)
+		}
+		if a > s.aMax {
+			continue
+		}
+		d, e := fastFromA(a)
+		switch {
+		case d-e > r:
+			continue
+		case d+e > r:
+			d, e = distance(s.lon, s.lat, lon, lat), 0
+			if d > r {
+				continue
+			}
+		}
+		pts = addPoint(pts, member, score, lon, lat, d, e)
+		if limit > 0 && len(pts) >= limit {
+			break
+		}
+	}
+	return pts
+}
+
+// addPoint appends a point field by field: appending a point value is a
+// 64-byte copy (a memory.copy, a host call, in WebAssembly). collect
+// sized pts for every member read, so it never grows here.
+func addPoint(pts []point, member []byte, score, lon, lat, d, e float64) []point {
+	if len(pts) == cap(pts) {
+		pts = append(pts, point{})
+	} else {
+		pts = pts[:len(pts)+1]
+	}
+	p := &pts[len(pts)-1]
+	p.member, p.score, p.lon, p.lat, p.dist, p.err = member, score, lon, lat, d, e
+	return pts
 }

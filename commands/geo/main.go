@@ -138,19 +138,43 @@ func appendFixed4(dst []byte, d float64) []byte {
 	}
 	var tmp [24]byte
 	i := len(tmp)
-	for range 4 {
+	if u < 1<<32 {
+		// Below 429 km (in the unit): 32-bit digits, whose division by
+		// 10 is a multiply and a shift; a 64-bit constant division is a
+		// real division in WebAssembly (no 64-bit high multiply).
+		x := uint32(u)
+		for range 4 {
+			q := uint32(uint64(x) * 0xCCCCCCCD >> 35) // x / 10, exact for every uint32
+			i--
+			tmp[i] = byte('0' + x - q*10)
+			x = q
+		}
 		i--
-		tmp[i] = byte('0' + u%10)
-		u /= 10
-	}
-	i--
-	tmp[i] = '.'
-	for {
+		tmp[i] = '.'
+		for {
+			q := uint32(uint64(x) * 0xCCCCCCCD >> 35)
+			i--
+			tmp[i] = byte('0' + x - q*10)
+			x = q
+			if x == 0 {
+				break
+			}
+		}
+	} else {
+		for range 4 {
+			i--
+			tmp[i] = byte('0' + u%10)
+			u /= 10
+		}
 		i--
-		tmp[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
+		tmp[i] = '.'
+		for {
+			i--
+			tmp[i] = byte('0' + u%10)
+			u /= 10
+			if u == 0 {
+				break
+			}
 		}
 	}
 	if neg {

@@ -10,31 +10,28 @@ import (
 // PFADD of a few elements or PFCOUNT with a valid cached cardinality need
 // only its header and a few registers. PFADD raises the elements'
 // registers in the store (codec.OpHLLRaise: one atomic op, nothing
-// written when no register rises); PFCOUNT reads just the header and the
-// last byte (OpBitGet). Both leave exactly the bytes the whole-value path
+// written when no register rises); PFCOUNT reads just the header (OpBitGet)
+// of a value of a dense HLL's length (OpExpectBlobSize). Both leave exactly the bytes the whole-value path
 // would leave. Anything else (a missing key, a sparse HLL, a value stored
 // as an integer, a type error) falls back to the whole-value path.
 //
 // The dense length check of Redis's isHLLObjectOrReply: OpHLLRaise checks
-// the exact length; PFCOUNT reads the last byte a dense HLL has (a shorter
-// value fails), but no store read tells a value's length, so a dense HLL
-// made longer (APPEND) is not detected there (docs/compatibility.md).
+// the exact length; PFCOUNT's header read is conditioned on it
+// (OpExpectBlobSize), so a dense HLL made shorter or longer (APPEND) takes
+// the whole-value path, which refuses it as Redis does.
 
 // maxPartial bounds the elements of a PFADD that takes the partial path,
 // and so the size of the op (and of its expression on Aerospike).
 const maxPartial = 32
 
-// bitHdr and bitLast are the bit offsets of the header and of the last
-// byte of a dense HLL.
-const (
-	bitHdr  = 0
-	bitLast = (denseSize - 1) * 8
-)
+// bitHdr is the bit offset of a dense HLL's header.
+const bitHdr = 0
 
-// readDenseHeader adds to call the reads of the header and of the last
-// byte of a dense HLL (results 0 and 1).
+// readDenseHeader adds to call the read of the header of a value that is
+// exactly a dense HLL long (result 1; result 0 is the condition's): any
+// other length fails the call with FilteredOut.
 func readDenseHeader(call *codec.Call) *codec.Call {
-	return call.BitGet(codec.BinValue, bitHdr, hdrSize*8).BitGet(codec.BinValue, bitLast, 8)
+	return call.ExpectBlobSize(codec.BinValue, denseSize).BitGet(codec.BinValue, bitHdr, hdrSize*8)
 }
 
 // denseHeader returns the header read by readDenseHeader when the call
@@ -43,9 +40,8 @@ func denseHeader(r *codec.Result) []byte {
 	if r.Code != codec.OK {
 		return nil
 	}
-	h := r.Value(0).Bytes
-	if len(h) != hdrSize || string(h[:4]) != "HYLL" || h[4] != encDense ||
-		len(r.Value(1).Bytes) != 1 {
+	h := r.Value(1).Bytes
+	if len(h) != hdrSize || string(h[:4]) != "HYLL" || h[4] != encDense {
 		return nil
 	}
 	return h
@@ -82,8 +78,8 @@ func pfaddRaised(c *sdk.Ctx) {
 	}
 }
 
-// pfcountHeader is PFCOUNT's first step for one key: the header and last
-// byte of a dense HLL, whose valid cached cardinality is the answer.
+// pfcountHeader is PFCOUNT's first step for one key: the header of a dense
+// HLL of the right length, whose valid cached cardinality is the answer.
 // Otherwise (a sparse HLL, a cache not valid, anything else) the whole
 // value is read.
 func pfcountHeader(c *sdk.Ctx) {

@@ -240,6 +240,13 @@ func (c *Call) ExpectListItem(bin string, index int64, v Value) *Call {
 	return c.op(Op{Code: OpExpectListItem, Bin: bin, Index: index, Value: v})
 }
 
+// ExpectBlobSize makes the call fail with FilteredOut unless bin holds a
+// blob of exactly size bytes (a condition checked before the ops:
+// OpExpectBlobSize). An absent record passes.
+func (c *Call) ExpectBlobSize(bin string, size int64) *Call {
+	return c.op(Op{Code: OpExpectBlobSize, Bin: bin, Index: size})
+}
+
 // Guard makes the call fail with FilteredOut unless the record is absent or
 // of type tag t.
 func (c *Call) Guard(t string) *Call { c.Policy.Guard = t; return c }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 )
@@ -51,12 +52,16 @@ func ScoreOf(v *Value) float64 {
 //	ReturnRESPKeys     $1\r\na\r\n
 //	ReturnRESPScores   $1\r\na\r\n$3\r\n1.5\r\n
 //	ReturnRESP3Scores  *2\r\n$1\r\na\r\n,1.5\r\n
+//	ReturnScoredKeys   <1.5 as 8 bytes LE> 01 00 00 00 a
 //
 // The key is written as AppendBulks writes an item, the score (ScoreOf v)
 // as AppendScore formats it: byte for byte what Redis 7.0 answers to
 // ZRANGE, WITHSCORES or not, in RESP2 and RESP3.
 func AppendReplyItem(dst []byte, t MapReturn, k, v *Value) []byte {
 	t = t.Type()
+	if t == ReturnScoredKeys {
+		return appendScoredKey(dst, k, ScoreOf(v))
+	}
 	if t == ReturnRESP3Scores {
 		dst = append(dst, "*2\r\n"...)
 	}
@@ -121,3 +126,22 @@ const digits2 = "00010203040506070809" +
 	"70717273747576777879" +
 	"80818283848586878889" +
 	"90919293949596979899"
+
+// appendScoredKey appends one item of ReturnScoredKeys: the score's bits,
+// the key's length and the key, as appendBulk would write the key.
+func appendScoredKey(dst []byte, k *Value, score float64) []byte {
+	var num [32]byte
+	b := k.Bytes
+	switch k.Kind {
+	case KindBytes, KindStr:
+	case KindInt:
+		b = strconv.AppendInt(num[:0], k.Int, 10)
+	case KindFloat:
+		b = strconv.AppendFloat(num[:0], k.Float, 'g', -1, 64)
+	default:
+		b = nil
+	}
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(score))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
+	return append(dst, b...)
+}

@@ -316,6 +316,17 @@ const (
 	// bin that is not a blob with BinTypeError, a blob that is not a
 	// dense HLL with OpNotApplicable.
 	OpHLLRaise
+
+	// OpExpectBlobSize is a condition, not an action, as OpExpectListItem
+	// is: Index = a size in bytes (>= 0; a negative one is
+	// InvalidOperation). The call fails with FilteredOut, reading and
+	// writing nothing, unless Bin holds a blob of exactly Index bytes; a
+	// missing bin or one that is not a blob fails it too. It is checked
+	// against the record as it was before the call's ops; an absent record
+	// passes. Returns nil. No read tells a blob's length without reading
+	// it: PFCOUNT reads a dense HLL's header only, and Redis refuses a dense
+	// HLL of the wrong length.
+	OpExpectBlobSize
 )
 
 // HLLDenseSize is the length of a dense Redis HyperLogLog: a 16-byte
@@ -347,7 +358,7 @@ func (c OpCode) ReadOnly() bool {
 	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
 		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex,
 		OpListSize, OpListGetByIndex, OpListGetByValue, OpExpectListItem,
-		OpBitGet, OpBitCount:
+		OpBitGet, OpBitCount, OpExpectBlobSize:
 		return true
 	}
 	return false
@@ -406,6 +417,13 @@ const (
 	ReturnRESPKeys    // each key as a bulk string
 	ReturnRESPScores  // each key, then its value as a score in a bulk string (RESP2 WITHSCORES)
 	ReturnRESP3Scores // each item as an array of the key and its value as a RESP3 double
+	// ReturnScoredKeys is a reply return type whose blob is not RESP but
+	// packed for the module to read: each item as its score (ScoreOf its
+	// value; 8 bytes, the float64's bits little-endian), the key's length
+	// (4 bytes, little-endian) and the key's bytes (as AppendBulks writes
+	// an item). A geo search reads its members' positions from it, with no
+	// list of values on either side of the ABI (see AppendReplyItem).
+	ReturnScoredKeys
 )
 
 // ReturnReversed, or-ed into a reply return type (ReturnRESPKeys and the
@@ -417,7 +435,7 @@ const ReturnReversed MapReturn = 0x40
 // ReplyReturn reports whether r's type is one of the reply return types.
 func (r MapReturn) ReplyReturn() bool {
 	t := r.Type()
-	return t == ReturnRESPKeys || t == ReturnRESPScores || t == ReturnRESP3Scores
+	return t == ReturnRESPKeys || t == ReturnRESPScores || t == ReturnRESP3Scores || t == ReturnScoredKeys
 }
 
 // RankReturn reports whether op may carry ReturnRank or ReturnReverseRank.

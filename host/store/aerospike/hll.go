@@ -116,9 +116,20 @@ func hllSetExp(i int, v uint8, e *as.Expression) *as.Expression {
 func hllDenseExp(bin string) *as.Expression {
 	v := as.ExpBlobBin(bin)
 	return as.ExpAnd(
-		binIs(bin, ParticleType.BLOB),
-		as.ExpEq(as.ExpBitResize(bitGrowPolicy, as.ExpIntVal(codec.HLLDenseSize), as.BitResizeFlagsDefault, v), v),
+		blobSizeExp(bin, codec.HLLDenseSize),
 		as.ExpEq(as.ExpBitGet(as.ExpIntVal(0), as.ExpIntVal(40), v), as.ExpBlobVal([]byte("HYLL\x00"))),
+	)
+}
+
+// blobSizeExp is true when the bin is a blob of exactly size bytes: the
+// client has no blob-length expression, but a blob resized to its own
+// length is itself. The type test comes first (and short-circuits), so the
+// resize never sees a non-blob; it never fails to evaluate.
+func blobSizeExp(bin string, size int64) *as.Expression {
+	v := as.ExpBlobBin(bin)
+	return as.ExpAnd(
+		binIs(bin, ParticleType.BLOB),
+		as.ExpEq(as.ExpBitResize(bitGrowPolicy, as.ExpIntVal(size), as.BitResizeFlagsDefault, v), v),
 	)
 }
 

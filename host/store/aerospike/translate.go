@@ -56,7 +56,7 @@ type plan struct {
 	expire  uint32
 	gen     uint32
 	guard   *as.Expression   // packed guard, or nil (with the expected items, when any)
-	expects []*as.Expression // OpExpectListItem conditions
+	expects []*as.Expression // OpExpectListItem and OpExpectBlobSize conditions
 	bound   *as.Expression   // overflow bounds (with the guard when cached), or nil
 	filter  *as.Expression   // guard and bound together, or nil
 	live    *as.Expression   // the not-expired filter (in guard and filter too), or nil
@@ -753,6 +753,17 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 		}
 		item := as.ExpListGetByIndex(as.ListReturnTypeValue, typ, as.ExpIntVal(op.Index), as.ExpListBin(op.Bin))
 		p.expects = append(p.expects, as.ExpEq(item, val))
+
+	case codec.OpExpectBlobSize:
+		// A condition of the filter expression, as OpExpectListItem: a
+		// blob bin whose resize to the size leaves it as it is (the
+		// client has no blob-length expression; hllDenseExp's test). The
+		// type test comes first, so the resize never sees a non-blob.
+		if op.Bin == "" || op.Index < 0 {
+			p.fail(codec.InvalidOperation, "OpExpectBlobSize needs a bin and a size >= 0")
+			return
+		}
+		p.expects = append(p.expects, blobSizeExp(op.Bin, op.Index))
 
 	default:
 		p.fail(codec.InvalidOperation, "unknown op code %d", op.Code)

@@ -152,6 +152,10 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 			if e := validateHLLRaise(c, o); e != nil {
 				return false, e
 			}
+		case codec.OpExpectBlobSize:
+			if o.Index < 0 {
+				return false, &opError{codec.InvalidOperation, "memory: OpExpectBlobSize needs a size >= 0"}
+			}
 		case codec.OpExpectListItem:
 			switch o.Value.Kind {
 			case codec.KindBytes, codec.KindStr, codec.KindInt, codec.KindFloat:
@@ -208,13 +212,22 @@ func guardPasses(bins []bin, guard string) bool {
 	return b.val.Kind == codec.KindStr && string(b.val.Bytes) == guard
 }
 
-// expectsPass reports whether every OpExpectListItem of ops holds on bins:
-// the list bin has an item at the index equal to the value. Like
+// expectsPass reports whether every OpExpectListItem and OpExpectBlobSize
+// of ops holds on bins: the list bin has an item at the index equal to the
+// value, the blob bin has the size. Like
 // Aerospike's filter expression, it sees the record before the ops, and a
 // missing bin, a bin that is not a list or an index out of range fails it.
 func expectsPass(bins []bin, ops []codec.Op) bool {
 	for i := range ops {
 		o := &ops[i]
+		if o.Code == codec.OpExpectBlobSize {
+			// A blob of exactly that many bytes (OpExpectBlobSize).
+			b := findBin(bins, o.Bin)
+			if b == nil || b.val.Kind != codec.KindBytes || int64(len(b.val.Bytes)) != o.Index {
+				return false
+			}
+			continue
+		}
 		if o.Code != codec.OpExpectListItem {
 			continue
 		}
@@ -524,7 +537,7 @@ func (cx *callCtx) readOp(bins []bin, o *codec.Op) (codec.Value, *opError) {
 			return codec.Nil, nil
 		}
 		return binValue(b), nil
-	case codec.OpGetHeader, codec.OpExpectListItem:
+	case codec.OpGetHeader, codec.OpExpectListItem, codec.OpExpectBlobSize:
 		return codec.Nil, nil // a condition, checked before the ops
 	case codec.OpMapSize:
 		b := findBin(bins, o.Bin)

@@ -615,7 +615,11 @@ func (cx *callCtx) mapReply(sel []*entry, ret codec.MapReturn) codec.Value {
 	out := cx.dst
 	cx.dst = nil
 	per := 8 // $nn\r\n, \r\n
-	if ret.Type() != codec.ReturnRESPKeys {
+	switch ret.Type() {
+	case codec.ReturnRESPKeys:
+	case codec.ReturnScoredKeys:
+		per = 12 // the score's bits and the key's length
+	default:
 		per += 36 // a score of up to 24 characters, its framing, *2\r\n
 	}
 	size := 0

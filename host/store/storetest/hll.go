@@ -21,6 +21,7 @@ var hllCases = []testCase{
 	{"HLLRaiseNotDense", testHLLRaiseNotDense},
 	{"HLLRaiseInvalid", testHLLRaiseInvalid},
 	{"HLLRaiseExpired", testHLLRaiseExpired},
+	{"ExpectBlobSize", testExpectBlobSize},
 }
 
 // refHLL is a dense HLL for the cases, with its cached cardinality valid
@@ -204,4 +205,28 @@ func testHLLRaiseExpired(e *env) {
 	e.ok(e.rec("h").ExpireAt(nowMs()-1000).Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, codec.Bytes(refHLL(nil))))
 	e.fails(e.raise("h", 0, 1), codec.NotFound)
 	e.fails(e.raise("h", 0, 0), codec.NotFound)
+}
+
+// OpExpectBlobSize: PFCOUNT reads a dense HLL's header only if the value
+// is exactly a dense HLL long (Redis refuses any other length).
+func testExpectBlobSize(e *env) {
+	h := refHLL(nil)
+	e.ok(e.rec("h").Put(codec.BinType, codec.Str(codec.TypeString)).Put(codec.BinValue, codec.Bytes(h)))
+	r := e.ok(e.rec("h").ExpectBlobSize(codec.BinValue, codec.HLLDenseSize).BitGet(codec.BinValue, 0, 32))
+	e.eq("header of the right length", r.Values[1], codec.Bytes([]byte("HYLL")))
+	e.eq("the condition's value", r.Values[0], codec.Nil)
+	e.fails(e.rec("h").ExpectBlobSize(codec.BinValue, codec.HLLDenseSize+1).BitGet(codec.BinValue, 0, 32), codec.FilteredOut)
+	e.fails(e.rec("h").ExpectBlobSize(codec.BinValue, codec.HLLDenseSize-1).BitGet(codec.BinValue, 0, 32), codec.FilteredOut)
+	// One byte longer (APPEND): refused, and nothing was written.
+	e.ok(e.rec("h").Append(codec.BinValue, []byte("x")))
+	e.fails(e.rec("h").ExpectBlobSize(codec.BinValue, codec.HLLDenseSize).Put(codec.BinValue, codec.Bytes(h)), codec.FilteredOut)
+	e.eqInt("length after the refused write", int64(len(e.get("h", codec.BinValue).Bytes)), codec.HLLDenseSize+1)
+	r = e.ok(e.rec("h").ExpectBlobSize(codec.BinValue, codec.HLLDenseSize+1).BitGet(codec.BinValue, 0, 8))
+	e.eq("the longer length", r.Values[1], codec.Bytes([]byte("H")))
+	// Not a blob, or no such bin: refused; an absent record passes.
+	e.ok(e.rec("i").Put(codec.BinValue, codec.Int(7)))
+	e.fails(e.rec("i").ExpectBlobSize(codec.BinValue, 8).Get(codec.BinValue), codec.FilteredOut)
+	e.fails(e.rec("i").ExpectBlobSize("nobin", 0).Get(codec.BinValue), codec.FilteredOut)
+	e.fails(e.rec("absent").ExpectBlobSize(codec.BinValue, 8).Get(codec.BinValue), codec.NotFound)
+	e.fails(e.rec("h").ExpectBlobSize(codec.BinValue, -1).Get(codec.BinValue), codec.InvalidOperation)
 }

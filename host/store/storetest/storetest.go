@@ -11,6 +11,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -1017,6 +1018,14 @@ func testMapReplyReturns(e *env) {
 	e.eq("from a value, reversed", r.Values[6], list(i64(2), b("$1\r\nc\r\n$1\r\n3\r\n$1\r\na\r\n$3\r\n1.5\r\n")))
 	r = e.ok(e.rec("z").MapGetByValueRange(codec.BinValue, codec.ReturnRESPScores, f64(0), f64(1)))
 	e.eq("one non-integral score", r.Values[0], list(i64(1), b("$1\r\nb\r\n$19\r\n0.10000000000000001\r\n")))
+	// ReturnScoredKeys: each item's score bits, key length and key, packed.
+	r = e.ok(e.rec("z").
+		MapGetByValueRange(codec.BinValue, codec.ReturnScoredKeys, f64(0), f64(5)).
+		MapGetByRank(codec.BinValue, codec.ReturnScoredKeys|codec.ReturnReversed, 0, 2).
+		MapGetByValueRange(codec.BinValue, codec.ReturnScoredKeys, f64(100), f64(200)))
+	e.eq("scored keys", r.Values[0], list(i64(3), b(string(scored(nil, "b", 0.1, "a", 1.5, "c", 3)))))
+	e.eq("scored keys reversed", r.Values[1], list(i64(2), b(string(scored(nil, "member:0123", math.Inf(-1), "e", 7)))))
+	e.eq("scored keys of nothing", r.Values[2], list(i64(0), b("")))
 	// Only reads, and ReturnReversed only on a reply type.
 	e.fails(e.rec("z").MapRemoveByRank(codec.BinValue, codec.ReturnRESPKeys, 0, 1), codec.InvalidOperation)
 	e.fails(e.rec("z").MapGetByRank(codec.BinValue, codec.ReturnKey|codec.ReturnReversed, 0, 1), codec.InvalidOperation)
@@ -1778,4 +1787,22 @@ func (e *env) missingBinReads(read func(c *codec.Call) *codec.Call) {
 	if r.Values[0].Len() != 0 {
 		e.t.Errorf("read of a missing map bin matched something: %s", show(r.Values[0]))
 	}
+}
+
+// scored appends ReturnScoredKeys items, key and score pairs.
+func scored(dst []byte, kv ...any) []byte {
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := kv[i].(string)
+		var f float64
+		switch x := kv[i+1].(type) {
+		case int:
+			f = float64(x)
+		case float64:
+			f = x
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(k)))
+		dst = append(dst, k...)
+	}
+	return dst
 }

@@ -281,13 +281,14 @@ func BenchmarkDirectClientShapes(b *testing.B) {
 	// policy (batchPolicy: its timeouts, no retries, the key sent);
 	// RESPIKE_BENCH_INLINE_SSD=1 lets the server run them inline on a
 	// namespace on a device (AllowInlineSSD).
+	respikePolicy, inlineSSD := os.Getenv("RESPIKE_BENCH_POLICY") == "respike", os.Getenv("RESPIKE_BENCH_INLINE_SSD") == "1"
 	batchPol := func() *as.BatchPolicy {
 		bp := as.NewBatchPolicy()
-		if os.Getenv("RESPIKE_BENCH_POLICY") == "respike" {
+		if respikePolicy {
 			x := &execCtx{s: &Store{cfg: Config{SocketTimeout: time.Second, TotalTimeout: 2 * time.Second}}, deadline: time.Now().Add(2 * time.Second)}
 			bp = batchPolicy(x)
 		}
-		bp.AllowInlineSSD = os.Getenv("RESPIKE_BENCH_INLINE_SSD") == "1"
+		bp.AllowInlineSSD = inlineSSD
 		return bp
 	}
 	val := []byte("xxx")

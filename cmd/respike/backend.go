@@ -31,5 +31,6 @@ func openAerospike(ctx context.Context, cfg config.Aerospike, log *slog.Logger) 
 		MaxRecordBytes:      int(cfg.MaxRecordBytes),
 		BatchSize:           cfg.BatchSize,
 		BatchCalls:          cfg.BatchCalls,
+		BatchDispatch:       !cfg.BatchInline,
 	}, log)
 }

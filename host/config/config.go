@@ -117,6 +117,11 @@ type Aerospike struct {
 	// BatchCalls is how many calls may be in flight before requests wait
 	// to be gathered.
 	BatchCalls int `toml:"batch_calls"`
+	// BatchInline lets the server run a batch call's records inline, one
+	// after another in the thread that received the call, also on a
+	// namespace stored on a device (the client's AllowInlineSSD); false
+	// has it hand each record to its service threads.
+	BatchInline bool `toml:"batch_inline"`
 }
 
 // Commands configures the command modules.
@@ -257,6 +262,7 @@ func Defaults() Config {
 			MaxRecordBytes:      1 << 20,
 			BatchSize:           64,
 			BatchCalls:          2,
+			BatchInline:         true,
 		},
 		Commands: Commands{
 			Dir:                     "commands",

@@ -48,6 +48,7 @@ total_timeout = "250ms"
 max_record_bytes = 131072
 batch_size = 32
 batch_calls = 4
+batch_inline = false
 
 [commands]
 dir = "/opt/respike/commands"
@@ -86,7 +87,7 @@ rules = "off"
 	want.Aerospike.Namespace, want.Aerospike.Set = "cache", "kv"
 	want.Aerospike.TotalTimeout = Duration(250 * time.Millisecond)
 	want.Aerospike.MaxRecordBytes = 131072
-	want.Aerospike.BatchSize, want.Aerospike.BatchCalls = 32, 4
+	want.Aerospike.BatchSize, want.Aerospike.BatchCalls, want.Aerospike.BatchInline = 32, 4, false
 	want.Commands = Commands{Dir: "/opt/respike/commands", CacheDir: "none", Instances: 3,
 		Deadline: Duration(50 * time.Millisecond), MemoryLimitMiB: 32, IdleTimeout: Duration(2 * time.Minute),
 		DeployPollInterval: Duration(time.Second), DeployChunkBytes: 512 << 10,

@@ -3,6 +3,7 @@ package aerospike
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -267,6 +268,29 @@ func BenchmarkDirectClientShapes(b *testing.B) {
 	// pattern (16 records per call, 50 goroutines): respike's gathered
 	// calls carry more records from fewer goroutines.
 	per, goroutines := envInt("RESPIKE_BENCH_PER", 16), envInt("RESPIKE_BENCH_GOROUTINES", 50)
+	// RESPIKE_BENCH_KEYS=redis reads and writes redis-benchmark's keys
+	// ("key:" and 12 digits, -r 100000), so that the shapes can address
+	// the very records a respike daemon on the same set wrote.
+	if os.Getenv("RESPIKE_BENCH_KEYS") == "redis" {
+		key = func() *as.Key {
+			k, _ := as.NewKey(testNamespace(), testSet(), []byte(fmt.Sprintf("key:%012d", rand.IntN(100000))))
+			return k
+		}
+	}
+	// RESPIKE_BENCH_POLICY=respike sends the calls with respike's batch
+	// policy (batchPolicy: its timeouts, no retries, the key sent);
+	// RESPIKE_BENCH_INLINE_SSD=1 lets the server run them inline on a
+	// namespace on a device (AllowInlineSSD).
+	respikePolicy, inlineSSD := os.Getenv("RESPIKE_BENCH_POLICY") == "respike", os.Getenv("RESPIKE_BENCH_INLINE_SSD") == "1"
+	batchPol := func() *as.BatchPolicy {
+		bp := as.NewBatchPolicy()
+		if respikePolicy {
+			x := &execCtx{s: &Store{cfg: Config{SocketTimeout: time.Second, TotalTimeout: 2 * time.Second}}, deadline: time.Now().Add(2 * time.Second)}
+			bp = batchPolicy(x)
+		}
+		bp.AllowInlineSSD = inlineSSD
+		return bp
+	}
 	val := []byte("xxx")
 	wp := func(exists as.RecordExistsAction, sendKey bool, filter *as.Expression) *as.BatchWritePolicy {
 		p := as.NewBatchWritePolicy()
@@ -313,11 +337,10 @@ func BenchmarkDirectClientShapes(b *testing.B) {
 			c0 := serverCPU()
 			b.SetParallelism((goroutines + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 			b.RunParallel(func(pb *testing.PB) {
-				bp := as.NewBatchPolicy()
 				recs := make([]as.BatchRecordIfc, 0, per)
 				flush := func() {
 					if len(recs) > 0 {
-						if err := client.BatchOperate(bp, recs); err != nil {
+						if err := client.BatchOperate(batchPol(), recs); err != nil {
 							b.Error(err)
 						}
 						recs = recs[:0]

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/store"
@@ -702,5 +703,20 @@ func TestStatsCountCalls(t *testing.T) {
 	after = stat()
 	if calls, recs := after["batch_calls"]-before["batch_calls"], after["batch_records"]-before["batch_records"]; calls != 1 || recs != 3 {
 		t.Errorf("three calls: %d batch calls of %d records, want 1 of 3", calls, recs)
+	}
+}
+
+// TestBatchPolicyInline checks that batch calls let the server run them
+// inline on a namespace on a device unless the configuration says to
+// dispatch their records (RATIONALE.md, "Batch calls run inline on the
+// server").
+func TestBatchPolicyInline(t *testing.T) {
+	for _, dispatch := range []bool{false, true} {
+		x := &execCtx{s: &Store{cfg: Config{SocketTimeout: time.Second, TotalTimeout: time.Second, BatchDispatch: dispatch}},
+			deadline: time.Now().Add(time.Second)}
+		bp := batchPolicy(x)
+		if bp.AllowInlineSSD == dispatch || !bp.AllowInline {
+			t.Errorf("BatchDispatch %v: AllowInlineSSD %v, AllowInline %v", dispatch, bp.AllowInlineSSD, bp.AllowInline)
+		}
 	}
 }

@@ -12,6 +12,8 @@
 #   the Go client directly, 50 goroutines: one record per call
 #     (BenchmarkDirectClient), and 16 records per BatchOperate
 #     (BenchmarkDirectClientBatch): records/s and its CPU per record;
+#     "direct-16i": the same with the server running each call inline
+#     (AllowInlineSSD), as respike's batch_inline asks;
 # then prints min and median over the rounds, and the ratios the targets of
 # docs/performance.md are stated in. SUITE adds redis-benchmark's default
 # tests that respike serves, at -c 50, unpipelined and -P 16, once per round.
@@ -127,6 +129,7 @@ for round in $(seq "$ROUNDS"); do
 	rb "respike-c50-P16" -c 50 -P 16
 	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50-P16" -c 50 -P 16
 	direct "direct-16" DirectClientBatch
+	RESPIKE_BENCH_INLINE_SSD=1 direct "direct-16i" DirectClientBatch
 	rb "respike-c1" -c 1
 	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1" -c 1
 	rb "respike-c1-P16" -c 1 -P 16
@@ -165,7 +168,7 @@ print("(cpu: the daemon's, or the direct client's whole process, per command or 
 print(" calls/cmd: Aerospike calls the daemon made per command, single and batch)")
 
 print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
-for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
+for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50-P16", "direct-16i"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
     for t in ("GET", "SET", "INCR"):
         a, b = rows.get(ours + "/" + t), rows.get(theirs + "/" + t)
         if not a or not b:

@@ -186,7 +186,8 @@ func BenchmarkDirectClient(b *testing.B) {
 // BenchmarkDirectClientBatch is BenchmarkDirectClient with 16 records per
 // call (BatchOperate), 50 goroutines: what the Go client does at best with
 // redis-benchmark -P 16's records, the baseline of respike's pipelined
-// figures. ops/s counts records.
+// figures. ops/s counts records. RESPIKE_BENCH_INLINE_SSD=1 gives it the
+// server-side inline batches respike asks for.
 func BenchmarkDirectClientBatch(b *testing.B) {
 	client, key := directClient(b)
 	const per = 16
@@ -206,6 +207,10 @@ func BenchmarkDirectClientBatch(b *testing.B) {
 			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 			b.RunParallel(func(pb *testing.PB) {
 				bp := as.NewBatchPolicy()
+				// RESPIKE_BENCH_INLINE_SSD=1: the server runs each call in
+				// the thread that received it, as respike asks by
+				// default (batch_inline).
+				bp.AllowInlineSSD = os.Getenv("RESPIKE_BENCH_INLINE_SSD") == "1"
 				recs := make([]as.BatchRecordIfc, 0, per)
 				flush := func() bool {
 					if len(recs) == 0 {

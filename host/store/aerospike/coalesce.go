@@ -62,6 +62,7 @@ type job struct {
 	wake chan struct{}
 	// self marks a job of the group's own leader (doMany): not woken.
 	self bool
+	one  [1]*job // do's window of one, without an allocation
 }
 
 var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
@@ -83,59 +84,17 @@ func max1(n int) int { return max(n, 1) }
 // do runs j, alone or gathered with others, and returns when its results
 // are in.
 func (c *coalescer) do(j *job) {
-	c.mu.Lock()
-	if c.running < c.lanes {
-		c.running++
-		c.mu.Unlock()
-		// Before going, let the goroutines that are ready to run do so:
-		// the other commands of a pipeline window, or other clients'
-		// commands just read, reach their store requests in a moment and
-		// queue behind the lane taken here, and then go in this call. A
-		// yield, not a timer: with nothing else runnable (a lone client)
-		// it returns at once.
-		runtime.Gosched()
-		c.mu.Lock()
-		group := append(j.lead[:0], j)
-		if len(c.queue) > 0 {
-			group = c.takeInto(group, c.max-j.size)
-		}
-		c.mu.Unlock()
-		c.lead(group)
-		return
-	}
-	c.queue = append(c.queue, j)
-	c.queued += j.size
-	var head *job
-	if c.queued >= c.max {
-		// A full call: it goes now, on a lane of its own.
-		c.running++
-		head = c.take()
-	}
-	c.mu.Unlock()
-	if c.onQueue != nil {
-		c.onQueue()
-	}
-	if head != nil && head != j {
-		head.wake <- struct{}{}
-	}
-	if head != j {
-		<-j.wake
-	}
-	if len(j.lead) > 0 {
-		c.lead(j.lead)
-	}
+	j.one[0] = j
+	c.doMany(j.one[:])
+	j.one[0] = nil
 }
 
 // doMany runs js, requests of one caller ready at the same moment (a
-// pipeline window's), as do runs one: together in one call when a lane is
+// pipeline window's, or do's one): together in one call when a lane is
 // free, with whatever else is queued; else queued in order, each answered
 // by the call it lands in. It returns when all are answered.
 func (c *coalescer) doMany(js []*job) {
-	switch len(js) {
-	case 0:
-		return
-	case 1:
-		c.do(js[0])
+	if len(js) == 0 {
 		return
 	}
 	size, cut := 0, 0
@@ -162,7 +121,13 @@ func (c *coalescer) doMany(js []*job) {
 	if c.running < c.lanes {
 		c.running++
 		c.mu.Unlock()
-		runtime.Gosched() // as in do: let other clients' requests queue
+		// Before going, let the goroutines that are ready to run do so:
+		// the other commands of a pipeline window, or other clients'
+		// commands just read, reach their store requests in a moment and
+		// queue behind the lane taken here, and then go in this call. A
+		// yield, not a timer: with nothing else runnable (a lone client)
+		// it returns at once.
+		runtime.Gosched()
 		c.mu.Lock()
 		group := append(js[0].lead[:0], js...)
 		for _, j := range js[1:] {
@@ -179,6 +144,7 @@ func (c *coalescer) doMany(js []*job) {
 	c.queued += size
 	var head *job
 	if c.queued >= c.max {
+		// A full call: it goes now, on a lane of its own.
 		c.running++
 		head = c.take()
 	}

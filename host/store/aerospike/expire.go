@@ -1,6 +1,7 @@
 package aerospike
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,10 @@ type liveCache struct {
 type liveExp struct {
 	ms int64
 	e  *as.Expression
+	// and holds, for this millisecond, e AND-ed with each shared
+	// expression a call used (the cached guards and overflow filters:
+	// few), packed once rather than built and packed per call.
+	and sync.Map // *as.Expression → *as.Expression
 }
 
 // liveAt returns the filter that passes a record not expired at nowMs.
@@ -49,6 +54,22 @@ func (c *liveCache) get(nowMs int64) *as.Expression {
 		as.ExpBoolVal(true),
 	))
 	c.p.Store(&liveExp{ms: nowMs, e: e})
+	return e
+}
+
+// and returns live AND-ed with shared, a packed expression of the
+// translator's caches (plan.sharedExp), from the cache of the millisecond
+// live was made for.
+func (c *liveCache) and(live, shared *as.Expression) *as.Expression {
+	l := c.p.Load()
+	if l == nil || l.e != live {
+		return as.ExpAnd(live, shared) // the millisecond moved on: not cached
+	}
+	if e, ok := l.and.Load(shared); ok {
+		return e.(*as.Expression)
+	}
+	e := packed(as.ExpAnd(live, shared))
+	l.and.Store(shared, e)
 	return e
 }
 
@@ -112,6 +133,19 @@ func (t *translator) expiryOps(call *codec.Call, p *plan, replace bool) {
 		}
 	case codec.TTLKeep:
 		p.keepX = replace
+	}
+}
+
+// withLiveShared is withLive for a plan whose filter and guard are shared
+// expressions of the translator's caches (sharedExp): the AND of each with
+// live comes from c.
+func (p *plan) withLiveShared(live *as.Expression, c *liveCache) {
+	p.live = live
+	p.filter = c.and(live, p.filter)
+	if p.guard == nil {
+		p.guard = live
+	} else {
+		p.guard = c.and(live, p.guard)
 	}
 }
 

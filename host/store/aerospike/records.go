@@ -65,6 +65,8 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 			// SETEX, MSET) leaves the same record whether the old one
 			// had expired or not: no expiry filter, so that the server
 			// replaces without reading the old record's bins.
+		case p.sharedExp:
+			p.withLiveShared(x.s.tr.live.get(now), &x.s.tr.live)
 		default:
 			p.withLive(x.s.tr.live.get(now))
 		}

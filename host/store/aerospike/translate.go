@@ -60,8 +60,11 @@ type plan struct {
 	bound   *as.Expression   // overflow bounds (with the guard when cached), or nil
 	filter  *as.Expression   // guard and bound together, or nil
 	live    *as.Expression   // the not-expired filter (in guard and filter too), or nil
-	keepX   bool             // a replacing TTLKeep write: keeps x (keepExpiry)
-	hll     *as.Expression   // OpHLLRaise's diagnosis read (hll.go), or nil
+	// sharedExp: filter and guard (if any) are shared expressions of the
+	// translator's caches, so their AND with live can be cached too.
+	sharedExp bool
+	keepX     bool           // a replacing TTLKeep write: keeps x (keepExpiry)
+	hll       *as.Expression // OpHLLRaise's diagnosis read (hll.go), or nil
 	// hllFilter is OpHLLRaise's filter, which stands for the guard and
 	// the expiry filter (hll.go).
 	hllFilter *as.Expression
@@ -84,6 +87,7 @@ func (p *plan) reset() {
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
+	p.sharedExp = false
 	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }
@@ -400,6 +404,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	// (INCR, DECRBY), reuses a packed filter per guard, bin and delta.
 	if f, ok := t.cachedFilter(pol.Guard, p); ok && len(p.expects) == 0 {
 		p.bound, p.filter = f, f
+		p.sharedExp = true
 		return
 	}
 	var bounds []*as.Expression
@@ -420,6 +425,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 		p.filter = as.ExpAnd(p.guard, p.bound)
 	case p.guard != nil:
 		p.filter = p.guard
+		p.sharedExp = len(p.expects) == 0 // the guard cache's
 	default:
 		p.filter = p.bound
 	}

@@ -829,3 +829,33 @@ func TestGroupEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveAndShared: calls of one millisecond with the same cached guard
+// share one packed "guard and not expired" filter; the next millisecond
+// gets its own, and a guard with expected items is not cached.
+func TestLiveAndShared(t *testing.T) {
+	tr := newTranslator()
+	get := codec.Call{Key: []byte("k"), Policy: codec.Policy{Guard: codec.TypeString}, Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}
+	plan := func(call codec.Call, now int64) *plan {
+		p := &plan{}
+		tr.translate(&call, p, now)
+		if p.sharedExp { // as execCtx.plan does
+			p.withLiveShared(tr.live.get(now), &tr.live)
+		} else {
+			p.withLive(tr.live.get(now))
+		}
+		return p
+	}
+	a, b := plan(get, 1000), plan(get, 1000)
+	if !a.sharedExp || a.filter != b.filter || a.guard != b.guard {
+		t.Errorf("two guarded reads in one millisecond: shared %v, filters %p %p", a.sharedExp, a.filter, b.filter)
+	}
+	if c := plan(get, 1001); c.filter == a.filter {
+		t.Error("the next millisecond reused the last one's filter")
+	}
+	withItem := get
+	withItem.Ops = []codec.Op{{Code: codec.OpExpectBlobSize, Bin: codec.BinValue, Index: 3}, {Code: codec.OpGet, Bin: codec.BinValue}}
+	if p := plan(withItem, 1001); p.sharedExp {
+		t.Error("a guard with an expected blob size was taken as shared")
+	}
+}

@@ -3,6 +3,7 @@ package aerospike
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
@@ -240,7 +241,8 @@ func runJobs(group []*job) {
 		j.err = j.x.own(j.calls, j.plans, j.results, j.size)
 		return
 	}
-	var es []member
+	sc := scratchPool.Get().(*groupScratch)
+	es := sc.es[:0]
 	for _, j := range group {
 		for i := range j.calls {
 			if j.plans[i].static != codec.OK {
@@ -250,11 +252,26 @@ func runJobs(group []*job) {
 		}
 	}
 	for start := 0; start < len(es); {
-		end := entriesEnd(es, start)
+		end := sc.entriesEnd(es, start)
 		runEntries(es[start:end])
 		start = end
 	}
+	clear(es) // no pointers into finished requests kept in the pool
+	clear(sc.seen)
+	if cap(es) <= 4096 {
+		sc.es = es[:0]
+		scratchPool.Put(sc)
+	}
 }
+
+// groupScratch is runJobs' reusable memory: the group's members, and the
+// records seen while cutting a large group into calls.
+type groupScratch struct {
+	es   []member
+	seen map[recordKey]struct{}
+}
+
+var scratchPool = sync.Pool{New: func() any { return &groupScratch{seen: map[recordKey]struct{}{}} }}
 
 // own runs one request's live calls: one operate for one call, batch
 // operates for several.
@@ -279,19 +296,21 @@ func (x *execCtx) own(calls []codec.Call, plans []plan, results []codec.Result, 
 // different requests' it keeps the batch from queueing transactions on
 // one record on the server, which answers KEY_BUSY beyond a few (a hot key:
 // redis-benchmark's SADD and HSET use one key).
-func entriesEnd(es []member, start int) int {
-	var seen map[recordKey]struct{} // for large groups
-	if len(es)-start > 32 {
-		seen = make(map[recordKey]struct{}, len(es)-start)
+// For large groups it uses sc's map, reused: its keys alias the calls' key
+// bytes (no copy per member), which hold still until runJobs clears it.
+func (sc *groupScratch) entriesEnd(es []member, start int) int {
+	large := len(es)-start > 32 // a map for large groups
+	if large {
+		clear(sc.seen)
 	}
 	for end := start; end < len(es); end++ {
 		e := &es[end]
-		if seen != nil {
-			k := recordKey{set: e.x.set, key: string(e.call.Key)}
-			if _, dup := seen[k]; dup {
+		if large {
+			k := recordKey{set: e.x.set, key: unsafe.String(unsafe.SliceData(e.call.Key), len(e.call.Key))}
+			if _, dup := sc.seen[k]; dup {
 				return end
 			}
-			seen[k] = struct{}{}
+			sc.seen[k] = struct{}{}
 			continue
 		}
 		for k := start; k < end; k++ {

@@ -432,7 +432,7 @@ func TestMembersEnd(t *testing.T) {
 		}
 		var ends []int
 		for start := 0; start < len(all); {
-			end := entriesEnd(all, start)
+			end := (&groupScratch{seen: map[recordKey]struct{}{}}).entriesEnd(all, start)
 			ends = append(ends, end)
 			start = end
 		}

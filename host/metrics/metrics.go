@@ -124,7 +124,7 @@ var (
 	dModInfo      = desc("module_info", "A loaded module: 1, with its version.", "module", "version")
 	dModTraps     = desc("module_traps_total", "Module instances discarded because a call trapped or failed.", "module")
 	dModKills     = desc("module_deadline_kills_total", "Module instances discarded because a call exceeded the deadline.", "module")
-	dModGuest     = desc("module_guest_seconds_total", "Time spent running a module's guest code.", "module")
+	dModGuest     = desc("module_guest_seconds_total", "Wall-clock time of calls into a module's instances (guest code, the store requests it runs inline, time descheduled).", "module")
 	dModLogLines  = desc("module_log_lines_total", "Guest log lines a module wrote (sdk.Ctx.Log).", "module")
 	dModLogDrops  = desc("module_log_dropped_total", "Guest log lines dropped by the per-module rate limit.", "module")
 	dModCmdSwaps  = desc("module_version_swaps", "Swaps of a module's file, this version included.", "module")

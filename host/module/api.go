@@ -109,8 +109,13 @@ type ModuleInfo struct {
 	LastError string
 	// Traps counts the instances discarded because a call trapped or
 	// failed; DeadlineKills those discarded for exceeding the deadline;
-	// GuestTime is the time spent running guest code. All three add up
-	// every version of the module since the runtime started.
+	// GuestTime is the wall-clock time of calls into the module's
+	// instances: the guest's code, the host functions it calls meanwhile
+	// (store requests run inline, their responses laid out in guest
+	// memory), and any time the thread was descheduled during a call, so
+	// on a busy CPU it exceeds the CPU time (docs/performance.md,
+	// "GEOSEARCH, fifth pass"). All three add up every version of the
+	// module since the runtime started.
 	Traps, DeadlineKills int64
 	GuestTime            time.Duration
 	// LogLines counts the guest log lines written, LogDropped those the

@@ -675,17 +675,30 @@ func load32(b []byte, off int) uint32 {
 // and shifts in WebAssembly) and stop at a truncated item, which neither
 // store makes.
 
+// packedItem reads the item of a packed range (codec.ReturnScoredKeys: score
+// bits, member length, member) at off: its score, member and the offset of
+// the next item, or next -1 at the end or a malformed item. Small enough to
+// be inlined in the loops that call it.
+func packedItem(blob []byte, off int) (score float64, member []byte, next int) {
+	if off+12 > len(blob) {
+		return 0, nil, -1
+	}
+	end := off + 12 + int(load32(blob, off+8))
+	if end > len(blob) || end < off {
+		return 0, nil, -1
+	}
+	return math.Float64frombits(load64(blob, off)), blob[off+12 : end : end], end
+}
+
 // collectBox appends to pts the members of blob inside a box (within),
 // up to limit points when limit > 0.
 func (s *shape) collectBox(blob []byte, pts []point, limit int) []point {
-	for off := 0; off+12 <= len(blob); {
-		score := math.Float64frombits(load64(blob, off))
-		end := off + 12 + int(load32(blob, off+8))
-		if end > len(blob) || end < off {
+	for off := 0; ; {
+		score, member, next := packedItem(blob, off)
+		if next < 0 {
 			break
 		}
-		member := blob[off+12 : end : end]
-		off = end
+		off = next
 		lon, lat, _ := position(score)
 		if d, e, in := s.within(lon, lat); in {
 			pts = addPoint(pts, member, score, lon, lat, d, e)
@@ -718,14 +731,12 @@ func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 	const latScale = latMax - latMin
 	const lonScale = lonMax - lonMin
 	const div = float64(uint64(1) << stepMax)
-	for off := 0; off+12 <= len(blob); {
-		score := math.Float64frombits(load64(blob, off))
-		end := off + 12 + int(load32(blob, off+8))
-		if end > len(blob) || end < off {
+	for off := 0; ; {
+		score, member, next := packedItem(blob, off)
+		if next < 0 {
 			break
 		}
-		member := blob[off+12 : end : end]
-		off = end
+		off = next
 		// position(score)
 		sep := deinterleave64(uint64(score))
 		ilato := float64(uint32(sep))

@@ -525,8 +525,7 @@ func (s *Store) ExecMany(ops []store.Op) {
 				s.putPlans(plans)
 				continue
 			}
-			j := getJob()
-			j.x, j.calls, j.plans, j.results, j.size = x, o.Req.Calls, *plans, o.Resp.Results, live
+			j := x.job(o.Req, o.Resp, *plans, live)
 			recs = append(recs, rec{x: x, resp: o.Resp, plans: plans, j: j})
 			jobs = append(jobs, j)
 		}

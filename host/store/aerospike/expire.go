@@ -141,10 +141,14 @@ func (t *translator) expiryOps(call *codec.Call, p *plan, replace bool) {
 // live comes from c.
 func (p *plan) withLiveShared(live *as.Expression, c *liveCache) {
 	p.live = live
+	guardIsFilter := p.guard == p.filter // a guard and no overflow bound: one lookup
 	p.filter = c.and(live, p.filter)
-	if p.guard == nil {
+	switch {
+	case p.guard == nil:
 		p.guard = live
-	} else {
+	case guardIsFilter:
+		p.guard = p.filter
+	default:
 		p.guard = c.and(live, p.guard)
 	}
 }

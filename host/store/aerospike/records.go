@@ -29,8 +29,7 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 	switch {
 	case live == 0:
 	case x.s.co != nil:
-		j := getJob()
-		j.x, j.calls, j.plans, j.results, j.size = x, req.Calls, *plans, resp.Results, live
+		j := x.job(req, resp, *plans, live)
 		x.s.co.do(j)
 		err = j.err
 		putJob(j)
@@ -38,6 +37,14 @@ func (x *execCtx) records(req *codec.Request, resp *codec.Response) {
 		err = x.own(req.Calls, *plans, resp.Results, live)
 	}
 	x.settle(resp, err)
+}
+
+// job is req, planned (plans, live calls), as a request for the coalescer;
+// the caller returns it with putJob.
+func (x *execCtx) job(req *codec.Request, resp *codec.Response, plans []plan, live int) *job {
+	j := getJob()
+	j.x, j.calls, j.plans, j.results, j.size = x, req.Calls, plans, resp.Results, live
+	return j
 }
 
 // plan translates req's calls into plans (the caller returns them with

@@ -69,10 +69,28 @@ const (
 	BinData    = "d"
 )
 
-// ChunkKey is the key of chunk i of the module name whose content hash is
-// sum (hex SHA-256).
-func ChunkKey(name, sum string, i int) string {
-	return "respike:module:" + name + ":" + sum + ":" + strconv.Itoa(i)
+// ChunkKey is the key of chunk i of the deploy e: the module's name, its
+// content hash and the deploy's own id, so that two deploys of the same
+// bytes never share a chunk record (see Entry.Deploy). An entry written
+// before deploys had ids names the chunks without one.
+func (e Entry) ChunkKey(i int) string {
+	k := "respike:module:" + e.Name + ":" + e.SHA256 + ":"
+	if e.Deploy != "" {
+		k += e.Deploy + ":"
+	}
+	return k + strconv.Itoa(i)
+}
+
+// sameChunks reports whether e and o name the same chunk records.
+func (e Entry) sameChunks(o Entry) bool {
+	return e.Name == o.Name && e.SHA256 == o.SHA256 && e.Deploy == o.Deploy
+}
+
+// newDeployID is a random id for a deploy's chunks.
+func newDeployID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24+)
+	return hex.EncodeToString(b[:])
 }
 
 // Limits.
@@ -103,6 +121,11 @@ type Entry struct {
 	Version    string `json:"version"`
 	DeployedAt int64  `json:"deployed_at_ms"`
 	DeployedBy string `json:"deployed_by"`
+	// Deploy is the deploy's random id, part of its chunks' keys. Deploys
+	// of the same bytes each write chunks of their own: otherwise a
+	// deploy deleting the version it replaced could delete the chunks a
+	// racing deploy of those same bytes had just committed.
+	Deploy string `json:"deploy,omitempty"`
 }
 
 // Status is what one proxy serves of one deployed module.
@@ -549,7 +572,7 @@ func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version st
 	sum := sha256.Sum256(bin)
 	e := Entry{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: len(bin),
 		Chunks: (len(bin) + f.cfg.ChunkBytes - 1) / f.cfg.ChunkBytes, Version: version,
-		DeployedAt: start.UnixMilli(), DeployedBy: f.cfg.Proxy}
+		DeployedAt: start.UnixMilli(), DeployedBy: f.cfg.Proxy, Deploy: newDeployID()}
 	// Pending first: chunks a failure or a crash leaves behind are swept.
 	if err := f.setPending(ctx, e); err != nil {
 		return Entry{}, fmt.Errorf("register the deploy: %w", err)
@@ -558,7 +581,7 @@ func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version st
 		var calls []codec.Call
 		for j := i; j < min(i+chunksPerRequest, e.Chunks); j++ {
 			part := bin[j*f.cfg.ChunkBytes : min((j+1)*f.cfg.ChunkBytes, len(bin))]
-			c := codec.Call{Key: []byte(ChunkKey(name, e.SHA256, j))}
+			c := codec.Call{Key: []byte(e.ChunkKey(j))}
 			c.Policy.Exists = codec.ExistsReplace
 			c.Put(BinData, codec.Bytes(part))
 			calls = append(calls, c)
@@ -586,7 +609,7 @@ func (f *Fleet) publish(ctx context.Context, name string, bin []byte, version st
 		return Entry{}, fmt.Errorf("write the index: %w", err)
 	}
 	f.clearPending(ctx, e)
-	if old, ok := replacedEntry(res); ok && old.SHA256 != e.SHA256 {
+	if old, ok := replacedEntry(res); ok && !old.sameChunks(e) {
 		f.deleteChunks(ctx, old)
 	}
 	return e, nil
@@ -646,7 +669,7 @@ func (f *Fleet) deleteChunks(ctx context.Context, e Entry) {
 	for i := 0; i < e.Chunks; i += chunksPerRequest {
 		var calls []codec.Call
 		for j := i; j < min(i+chunksPerRequest, e.Chunks); j++ {
-			c := codec.Call{Key: []byte(ChunkKey(e.Name, e.SHA256, j))}
+			c := codec.Call{Key: []byte(e.ChunkKey(j))}
 			c.Delete()
 			calls = append(calls, c)
 		}
@@ -666,7 +689,7 @@ func (f *Fleet) fetch(ctx context.Context, e Entry) ([]byte, error) {
 	for i := 0; i < e.Chunks; i += chunksPerRequest {
 		var calls []codec.Call
 		for j := i; j < min(i+chunksPerRequest, e.Chunks); j++ {
-			c := codec.Call{Key: []byte(ChunkKey(e.Name, e.SHA256, j))}
+			c := codec.Call{Key: []byte(e.ChunkKey(j))}
 			c.Get(BinData)
 			calls = append(calls, c)
 		}

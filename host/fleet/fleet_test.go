@@ -39,7 +39,7 @@ func TestPublishFetch(t *testing.T) {
 	}
 
 	put := func(i int, data []byte) {
-		c := codec.Call{Key: []byte(ChunkKey("mod", e.SHA256, i))}
+		c := codec.Call{Key: []byte(e.ChunkKey(i))}
 		c.Put(BinData, codec.Bytes(data))
 		if _, err := f.exec(ctx, c); err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func TestPublishFetch(t *testing.T) {
 		t.Errorf("fetch of a changed chunk: %v, want a hash mismatch", err)
 	}
 	put(3, []byte("2345"))
-	del := codec.Call{Key: []byte(ChunkKey("mod", e.SHA256, 12))}
+	del := codec.Call{Key: []byte(e.ChunkKey(12))}
 	del.Delete()
 	if _, err := f.exec(ctx, del); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestPublishFetch(t *testing.T) {
 	if got, err := f.fetch(ctx, e2); err != nil || string(got) != "version two" {
 		t.Fatalf("fetch of version two = %q, %v", got, err)
 	}
-	probe := codec.Call{Key: []byte(ChunkKey("mod", e.SHA256, 0))}
+	probe := codec.Call{Key: []byte(e.ChunkKey(0))}
 	probe.Get(BinData)
 	if _, err := f.exec(ctx, probe); err != errNotFound {
 		t.Errorf("the first version's chunk 0 after the second's publish: %v, want not found", err)

@@ -214,7 +214,9 @@ func (f *Fleet) Leave(ctx context.Context) error {
 }
 
 // pendingKey names a deploy in the pending record.
-func pendingKey(e Entry) codec.Value { return codec.Bytes([]byte(e.Name + " " + e.SHA256)) }
+func pendingKey(e Entry) codec.Value {
+	return codec.Bytes([]byte(e.Name + " " + e.SHA256 + " " + e.Deploy))
+}
 
 // setPending registers a deploy about to write its chunks.
 func (f *Fleet) setPending(ctx context.Context, e Entry) error {
@@ -271,7 +273,7 @@ func (f *Fleet) sweep(ctx context.Context) {
 		return
 	}
 	for _, e := range old {
-		if cur, ok := index[e.Name]; !ok || cur.SHA256 != e.SHA256 {
+		if cur, ok := index[e.Name]; !ok || !cur.sameChunks(e) {
 			f.deleteChunks(ctx, e)
 			f.log.Info("chunks of a deploy that never committed deleted", "module", e.Name, "sha256", e.SHA256,
 				"deployed_by", e.DeployedBy, "began", time.UnixMilli(e.DeployedAt))

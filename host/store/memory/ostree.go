@@ -163,6 +163,45 @@ func (t *ostree) seekKey(k *codec.Value) (int, *entry) {
 	return pos + lo, n.items[lo]
 }
 
+// seekEntry is seekKey without the position: the first item whose key
+// is >= k, or nil. It reads only the nodes on the path down, where seekKey
+// also reads the size of every child left of it (in a map of 100,000
+// members, tens of nodes mostly out of cache).
+func (t *ostree) seekEntry(k *codec.Value) *entry {
+	n := t.root
+	if n == nil {
+		return nil
+	}
+	for n.kids != nil {
+		lo, hi := 0, len(n.kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if keyCmp(&n.kids[m].hi.k, k) < 0 {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(n.kids) {
+			return nil
+		}
+		n = n.kids[lo]
+	}
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keyCmp(&n.items[m].k, k) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(n.items) {
+		return nil
+	}
+	return n.items[lo]
+}
+
 // position returns the position of item e, which the tree holds.
 func (t *ostree) position(e *entry) int {
 	pos, _ := t.lowerBound(func(x *entry) bool { return t.cmp(x, e) < 0 })

@@ -84,30 +84,22 @@ func BenchmarkSearchPhases(b *testing.B) {
 		}
 		blobs = append(blobs, blob)
 	}
-	b.Run("scanRanges", func(b *testing.B) {
-		for b.Loop() {
-			sh := newShape()
-			sh.scanRanges()
-		}
-	})
-	b.Run("boundingBox", func(b *testing.B) {
-		for b.Loop() {
-			sh := newShape()
-			sh.boundingBox()
-		}
-	})
-	b.Run("searchBoxes", func(b *testing.B) {
-		for b.Loop() {
-			sh := newShape()
-			sh.searchBoxes()
-		}
-	})
-	b.Run("band", func(b *testing.B) {
-		for b.Loop() {
-			sh := newShape()
-			sh.band()
-		}
-	})
+	for _, phase := range []struct {
+		name string
+		run  func(sh *shape)
+	}{
+		{"scanRanges", func(sh *shape) { sh.scanRanges() }},
+		{"boundingBox", func(sh *shape) { sh.boundingBox() }},
+		{"searchBoxes", func(sh *shape) { sh.searchBoxes() }},
+		{"band", func(sh *shape) { sh.band() }},
+	} {
+		b.Run(phase.name, func(b *testing.B) {
+			for b.Loop() {
+				sh := newShape()
+				phase.run(&sh)
+			}
+		})
+	}
 	pts := make([]point, 0, 200)
 	b.Run("collect", func(b *testing.B) {
 		for b.Loop() {

@@ -431,6 +431,9 @@ func TestDecodeAndNeighboursMatchRedis(t *testing.T) {
 		if h.zero() {
 			continue
 		}
+		if x, y := r.Uint32(), r.Uint32(); deinterleave64(interleave64(x, y)) != uint64(x)|uint64(y)<<32 {
+			t.Fatalf("deinterleave64(interleave64(%#x, %#x)) = %#x", x, y, deinterleave64(interleave64(x, y)))
+		}
 		got, _ := decode(lonSpan, latSpan, h)
 		sep := deinterleave64(h.bits)
 		div := float64(uint64(1) << h.step)

@@ -781,21 +781,10 @@ func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 			break
 		}
 		off = next
-		// position(score), with deinterleave64 written out (a call in
+		// position(score), deinterleave64's halves inlined (a call in
 		// WebAssembly passes its arguments through memory)
-		x, y := uint64(score), uint64(score)>>1
-		x &= 0x5555555555555555
-		y &= 0x5555555555555555
-		x = (x | x>>1) & 0x3333333333333333
-		y = (y | y>>1) & 0x3333333333333333
-		x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
-		y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
-		x = (x | x>>4) & 0x00FF00FF00FF00FF
-		y = (y | y>>4) & 0x00FF00FF00FF00FF
-		x = (x | x>>8) & 0x0000FFFF0000FFFF
-		y = (y | y>>8) & 0x0000FFFF0000FFFF
-		ilato := float64(uint32(x | x>>16))
-		ilono := float64(uint32(y | y>>16))
+		ilato := float64(squeeze(uint64(score)))
+		ilono := float64(squeeze(uint64(score) >> 1))
 		latLo := latMin + float64(ilato*1.0/div*latScale)
 		latHi := latMin + float64((ilato+1)*1.0/div*latScale)
 		lonLo := lonMin + float64(ilono*1.0/div*lonScale)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
+	"github.com/respike/respike/commands/internal/kit"
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
@@ -299,11 +300,14 @@ func TestAppendFixed4(t *testing.T) {
 		if i%3 == 0 {
 			d = -d
 		}
-		if i < 4 {
-			d = []float64{0.00005, 1.23445, 18907132.48265000060, -0.00004}[i]
+		if i < 7 {
+			d = []float64{0.00005, 1.23445, 18907132.48265000060, -0.00004, 0, 123456789012345, -9e14}[i]
 		}
 		if got, want := string(appendFixed4(nil, d)), ref(d); got != want {
 			t.Fatalf("%v: %q, want %q", d, got, want)
+		}
+		if got, want := string(appendDistBulk([]byte("x"), d)), fmt.Sprintf("x$%d\r\n%s\r\n", len(ref(d)), ref(d)); got != want {
+			t.Fatalf("appendDistBulk(%v): %q, want %q", d, got, want)
 		}
 	}
 }
@@ -362,5 +366,96 @@ func TestCollectCircleMatchesWithin(t *testing.T) {
 	}
 	if kept < 3000*5 {
 		t.Fatalf("only %d members kept in all: the test hardly tests", kept)
+	}
+}
+
+// keyword, which compares folded words, names the option kit.Fold would
+// find, for every keyword in mixed case and with any one byte changed to
+// any value.
+func TestKeywordMatchesFold(t *testing.T) {
+	ref := func(arg []byte) int {
+		for k, w := range keywords {
+			if k != kwNone && kit.Fold(arg, w) {
+				return k
+			}
+		}
+		return kwNone
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	checked := 0
+	for k, w := range keywords {
+		if k == kwNone {
+			continue
+		}
+		for range 20 {
+			arg := []byte(w)
+			for i := range arg {
+				if r.IntN(2) == 0 {
+					arg[i] -= 'a' - 'A'
+				}
+			}
+			if got := keyword(arg); got != k {
+				t.Fatalf("keyword(%q) = %d, want %d", arg, got, k)
+			}
+			for i := range arg {
+				for c := range 256 {
+					mut := slices.Clone(arg)
+					mut[i] = byte(c)
+					if got, want := keyword(mut), ref(mut); got != want {
+						t.Fatalf("keyword(%q) = %d, want %d", mut, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	for _, arg := range []string{"", "a", "an", "km", "withdists", "frommembers", "FROMLONLAT1", "x\x00\x00"} {
+		if got, want := keyword([]byte(arg)), ref([]byte(arg)); got != want {
+			t.Fatalf("keyword(%q) = %d, want %d", arg, got, want)
+		}
+	}
+	if checked < 100000 {
+		t.Fatalf("only %d arguments checked", checked)
+	}
+}
+
+// decode multiplies by 2^-step where geohashDecode divides by 2^step, and
+// neighbours is written out where geohashNeighbors loops over moves: the
+// same boxes and cells, bit for bit, for random hashes of every step.
+func TestDecodeAndNeighboursMatchRedis(t *testing.T) {
+	moves := [9][2]int{{0, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		step := uint8(1 + r.IntN(32))
+		h := hashBits{bits: r.Uint64() & (1<<(2*uint(step)) - 1), step: step}
+		if h.zero() {
+			continue
+		}
+		if x, y := r.Uint32(), r.Uint32(); deinterleave64(interleave64(x, y)) != uint64(x)|uint64(y)<<32 {
+			t.Fatalf("deinterleave64(interleave64(%#x, %#x)) = %#x", x, y, deinterleave64(interleave64(x, y)))
+		}
+		got, _ := decode(lonSpan, latSpan, h)
+		sep := deinterleave64(h.bits)
+		div := float64(uint64(1) << h.step)
+		want := box{hash: h}
+		want.lat.min = latMin + float64(float64(uint32(sep))*1.0/div*(latMax-latMin))
+		want.lat.max = latMin + float64((float64(uint32(sep))+1)*1.0/div*(latMax-latMin))
+		want.lon.min = lonMin + float64(float64(uint32(sep>>32))*1.0/div*(lonMax-lonMin))
+		want.lon.max = lonMin + float64((float64(uint32(sep>>32))+1)*1.0/div*(lonMax-lonMin))
+		if got != want {
+			t.Fatalf("decode(%+v) = %+v, want %+v", h, got, want)
+		}
+		var nb [9]hashBits
+		neighbours(h, &nb)
+		for i, m := range moves {
+			n := h
+			if i > 0 {
+				moveX(&n, m[0])
+				moveY(&n, m[1])
+			}
+			if nb[i] != n {
+				t.Fatalf("neighbour %d of %+v: %+v, want %+v", i, h, nb[i], n)
+			}
+		}
 	}
 }

@@ -68,20 +68,19 @@ func interleave64(xlo, ylo uint32) uint64 {
 
 // deinterleave64 undoes interleave64: x in the low 32 bits, y in the high.
 func deinterleave64(v uint64) uint64 {
-	x, y := v, v>>1
-	x &= 0x5555555555555555
-	y &= 0x5555555555555555
-	x = (x | x>>1) & 0x3333333333333333
-	y = (y | y>>1) & 0x3333333333333333
-	x = (x | x>>2) & 0x0F0F0F0F0F0F0F0F
-	y = (y | y>>2) & 0x0F0F0F0F0F0F0F0F
-	x = (x | x>>4) & 0x00FF00FF00FF00FF
-	y = (y | y>>4) & 0x00FF00FF00FF00FF
-	x = (x | x>>8) & 0x0000FFFF0000FFFF
-	y = (y | y>>8) & 0x0000FFFF0000FFFF
-	x = (x | x>>16) & 0x00000000FFFFFFFF
-	y = (y | y>>16) & 0x00000000FFFFFFFF
-	return x | y<<32
+	return uint64(squeeze(v)) | uint64(squeeze(v>>1))<<32
+}
+
+// squeeze packs the even bits of v into 32 bits (bit 2i to bit i): half
+// of deinterleave64, small enough to be inlined where a search decodes
+// every member it reads (deinterleave64 whole is not).
+func squeeze(v uint64) uint32 {
+	v &= 0x5555555555555555
+	v = (v | v>>1) & 0x3333333333333333
+	v = (v | v>>2) & 0x0F0F0F0F0F0F0F0F
+	v = (v | v>>4) & 0x00FF00FF00FF00FF
+	v = (v | v>>8) & 0x0000FFFF0000FFFF
+	return uint32(v | v>>16)
 }
 
 // encode is geohashEncode: false outside the geo limits or the spans.
@@ -104,21 +103,31 @@ func encode(lonR, latR span, lon, lat float64, step uint8) (hashBits, bool) {
 
 // decode is geohashDecode: the area a hash covers.
 func decode(lonR, latR span, h hashBits) (box, bool) {
+	var a box
+	return a, decodeInto(lonR, latR, h, &a)
+}
+
+// decodeInto is decode writing into a: a box returned in WebAssembly is
+// copied through memory (memory.copy), and a search decodes up to
+// fifteen. Its division by 2^step is a multiplication by 2^-step, which
+// is the same exact scaling.
+func decodeInto(lonR, latR span, h hashBits, a *box) bool {
 	if h.zero() {
-		return box{}, false
+		*a = box{}
+		return false
 	}
 	sep := deinterleave64(h.bits)
 	latScale := latR.max - latR.min
 	lonScale := lonR.max - lonR.min
 	ilato := uint32(sep)
 	ilono := uint32(sep >> 32)
-	div := float64(uint64(1) << h.step)
-	a := box{hash: h}
-	a.lat.min = latR.min + float64(float64(ilato)*1.0/div*latScale)
-	a.lat.max = latR.min + float64((float64(ilato)+1)*1.0/div*latScale)
-	a.lon.min = lonR.min + float64(float64(ilono)*1.0/div*lonScale)
-	a.lon.max = lonR.min + float64((float64(ilono)+1)*1.0/div*lonScale)
-	return a, true
+	inv := math.Float64frombits(uint64(1023-int(h.step)) << 52) // 1 / 2^step, step ≤ 32
+	a.hash = h
+	a.lat.min = latR.min + float64(float64(ilato)*inv*latScale)
+	a.lat.max = latR.min + float64((float64(ilato)+1)*inv*latScale)
+	a.lon.min = lonR.min + float64(float64(ilono)*inv*lonScale)
+	a.lon.max = lonR.min + float64((float64(ilono)+1)*inv*lonScale)
+	return true
 }
 
 // scoreOf is the score GEOADD gives a position: its 52-bit hash, as the
@@ -261,15 +270,16 @@ func (s *shape) boundingBox() {
 	height *= s.conversion
 	width *= s.conversion
 	latDelta := radToDeg(height / earthRadius)
-	lonDeltaTop := radToDeg(width / earthRadius / cosCR(degToRad(s.lat+latDelta)))
-	lonDeltaBottom := radToDeg(width / earthRadius / cosCR(degToRad(s.lat-latDelta)))
+	// Redis computes the longitude deltas at the top and the bottom edge
+	// and uses the one on the pole's side: only that one is computed (a
+	// correctly rounded cosine is a few hundred nanoseconds here).
+	edge := s.lat + latDelta
 	if s.lat < 0 {
-		s.bounds[0] = s.lon - lonDeltaBottom
-		s.bounds[2] = s.lon + lonDeltaBottom
-	} else {
-		s.bounds[0] = s.lon - lonDeltaTop
-		s.bounds[2] = s.lon + lonDeltaTop
+		edge = s.lat - latDelta
 	}
+	lonDelta := radToDeg(width / earthRadius / cosCR(degToRad(edge)))
+	s.bounds[0] = s.lon - lonDelta
+	s.bounds[2] = s.lon + lonDelta
 	s.bounds[1] = s.lat - latDelta
 	s.bounds[3] = s.lat + latDelta
 }
@@ -279,6 +289,13 @@ func (s *shape) boundingBox() {
 // south, east, west, north-east, north-west, south-east, south-west; an
 // excluded neighbour is the zero hash.
 func (s *shape) searchBoxes() [9]hashBits {
+	var nb [9]hashBits
+	s.searchBoxesInto(&nb)
+	return nb
+}
+
+// searchBoxesInto is searchBoxes writing into nb (no copy of the array).
+func (s *shape) searchBoxesInto(nb *[9]hashBits) {
 	s.boundingBox()
 	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]
 	radiusMeters := s.radius
@@ -288,18 +305,19 @@ func (s *shape) searchBoxes() [9]hashBits {
 	radiusMeters *= s.conversion
 	steps := stepsByRadius(radiusMeters, s.lat)
 	hash, _ := encode(lonSpan, latSpan, s.lon, s.lat, steps)
-	nb := neighbours(hash)
-	area, _ := decode(lonSpan, latSpan, hash)
-	north, _ := decode(lonSpan, latSpan, nb[1])
-	south, _ := decode(lonSpan, latSpan, nb[2])
-	east, _ := decode(lonSpan, latSpan, nb[3])
-	west, _ := decode(lonSpan, latSpan, nb[4])
+	neighbours(hash, nb)
+	var area, north, south, east, west box
+	decodeInto(lonSpan, latSpan, hash, &area)
+	decodeInto(lonSpan, latSpan, nb[1], &north)
+	decodeInto(lonSpan, latSpan, nb[2], &south)
+	decodeInto(lonSpan, latSpan, nb[3], &east)
+	decodeInto(lonSpan, latSpan, nb[4], &west)
 	decrease := north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon
 	if steps > 1 && decrease {
 		steps--
 		hash, _ = encode(lonSpan, latSpan, s.lon, s.lat, steps)
-		nb = neighbours(hash)
-		area, _ = decode(lonSpan, latSpan, hash)
+		neighbours(hash, nb)
+		decodeInto(lonSpan, latSpan, hash, &area)
 	}
 	if steps >= 2 {
 		if area.lat.min < minLat {
@@ -315,23 +333,25 @@ func (s *shape) searchBoxes() [9]hashBits {
 			nb[3], nb[7], nb[5] = hashBits{}, hashBits{}, hashBits{} // east, south-east, north-east
 		}
 	}
-	return nb
 }
 
-// neighbours is the cell and its eight neighbours (geohashNeighbors), in
-// the order searchBoxes returns them.
-func neighbours(h hashBits) [9]hashBits {
-	moves := [9][2]int{{0, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1}}
-	var out [9]hashBits
-	for i, m := range moves {
-		n := h
-		if i > 0 {
-			moveX(&n, m[0])
-			moveY(&n, m[1])
-		}
-		out[i] = n
-	}
-	return out
+// neighbours sets out to the cell and its eight neighbours
+// (geohashNeighbors), in the order searchBoxes returns them. Written out:
+// a table of moves is built in memory on every call in WebAssembly.
+func neighbours(h hashBits, out *[9]hashBits) {
+	out[0] = h
+	n, s, e, w := h, h, h, h
+	moveY(&n, 1)
+	moveY(&s, -1)
+	moveX(&e, 1)
+	moveX(&w, -1)
+	out[1], out[2], out[3], out[4] = n, s, e, w
+	ne, nw, se, sw := e, w, e, w // moveX then moveY: the coordinates move independently
+	moveY(&ne, 1)
+	moveY(&nw, 1)
+	moveY(&se, -1)
+	moveY(&sw, -1)
+	out[5], out[6], out[7], out[8] = ne, nw, se, sw
 }
 
 // scoreRange is scoresOfGeoHashBox: the scores [min, max) of a cell.
@@ -420,12 +440,13 @@ func (s *shape) circleBounds(r float64) {
 	if h >= math.Pi/2 {
 		return
 	}
-	s.aMax = math.Sin(h)*math.Sin(h)*(1+1e-9) + 1e-15
+	sinH := math.Sin(h)
+	s.aMax = sinH*sinH*(1+1e-9) + 1e-15
 	lat1r, band := degToRad(s.lat), r/earthRadius*(1+1e-9)
 	if math.Abs(lat1r)+band >= math.Pi/2 {
 		return // the band reaches a pole
 	}
-	k := math.Cos(lat1r) * min(math.Cos(lat1r-band), math.Cos(lat1r+band))
+	k := s.cosLat * min(math.Cos(lat1r-band), math.Cos(lat1r+band))
 	if x := s.aMax / k; k > 0 && x < 1 {
 		s.lonMax = radToDeg(2*math.Asin(math.Sqrt(x)))*(1+1e-6) + 1e-9
 	}
@@ -443,11 +464,13 @@ const maxRanges = 48
 // Redis's, for a fraction of the reading and measuring. More than
 // maxRanges ranges fall back to the whole cells.
 func (s *shape) scanRanges() [][2]uint64 {
-	cells := s.searchBoxes()
+	var cells [9]hashBits
+	s.searchBoxesInto(&cells)
 	var visitBuf [9]hashBits
 	visit := visitBuf[:0]
 	last := -1
-	for i, h := range cells {
+	for i := range cells { // by index: ranging over an array copies it (memory.copy)
+		h := cells[i]
 		if h.zero() || last > 0 && h == cells[last] {
 			continue
 		}
@@ -465,7 +488,8 @@ func (s *shape) scanRanges() [][2]uint64 {
 			// read whole, with the float bounds Redis uses.
 			k = 0
 		}
-		a, _ := decode(lonSpan, latSpan, h)
+		var a box
+		decodeInto(lonSpan, latSpan, h, &a)
 		if !b.meets(&a) {
 			continue // the whole cell is outside the band
 		}
@@ -476,9 +500,14 @@ func (s *shape) scanRanges() [][2]uint64 {
 		n := uint64(1) << k
 		var rows, cols [4]bool
 		var rowMask, colMask uint
+		// Part i of n equal parts of each span, the part's width computed
+		// once per cell (a product by 1/n: exact, as a division by n is).
+		inv := 1 / float64(n)
+		latW, lonW := (a.lat.max-a.lat.min)*inv, (a.lon.max-a.lon.min)*inv
 		for i := range n {
-			rows[i] = b.meetsLat(a.lat.cut(i, n))
-			cols[i] = b.meetsLon(a.lon.cut(i, n))
+			lo, hi := float64(i), float64(i+1)
+			rows[i] = b.meetsLat(span{a.lat.min + lo*latW, a.lat.min + hi*latW})
+			cols[i] = b.meetsLon(span{a.lon.min + lo*lonW, a.lon.min + hi*lonW})
 			if rows[i] {
 				rowMask |= 1 << i
 			}
@@ -625,12 +654,6 @@ func (b *band) meetsLon(lon span) bool {
 		up >= lo+360 && down <= hi+360
 }
 
-// cut is part i of s cut into n equal parts.
-func (s span) cut(i, n uint64) span {
-	w := (s.max - s.min) / float64(n)
-	return span{s.min + float64(i)*w, s.min + float64(i+1)*w}
-}
-
 // distanceFast is distance with Go's sin, cos and asin, and a bound on
 // how far it may be from distance: Go's functions are within a few units
 // in the last place, which the haversine turns into at most about 1e-15
@@ -671,15 +694,17 @@ func (s *shape) haversineA(lon, lat float64) float64 {
 	return u*u + s.cosLat*math.Cos(lat2r)*v*v
 }
 
-// sinSmall, cosSmall and asinSmall are Taylor series for |x| < 2·smallAngle.
+// sinSmall, cosSmall and asinSmall are Taylor series for |x| < 2·smallAngle,
+// their coefficients' reciprocals constants: a division by a constant is
+// a real division (tens of cycles each) where a product is a few.
 func sinSmall(x float64) float64 {
 	x2 := x * x
-	return x * (1 - x2/6*(1-x2/20*(1-x2/42*(1-x2/72))))
+	return x * (1 - x2*(1.0/6)*(1-x2*(1.0/20)*(1-x2*(1.0/42)*(1-x2*(1.0/72)))))
 }
 
 func cosSmall(x float64) float64 {
 	x2 := x * x
-	return 1 - x2/2*(1-x2/12*(1-x2/30*(1-x2/56*(1-x2/90))))
+	return 1 - x2*0.5*(1-x2*(1.0/12)*(1-x2*(1.0/30)*(1-x2*(1.0/56)*(1-x2*(1.0/90)))))
 }
 
 func asinSmall(x float64) float64 {

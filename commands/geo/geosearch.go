@@ -233,8 +233,10 @@ const (
 	kwByBox
 )
 
-// keyword is the option an argument names (any case), or kwNone: one
-// comparison or two by length, where parse would try up to thirteen.
+// keyword is the option an argument names (any case), or kwNone: its
+// bytes folded into two words (foldKey) compared with the candidates of
+// its length, where parse would try up to thirteen byte-wise comparisons
+// (each a loop of loads and branches in WebAssembly).
 func keyword(arg []byte) int {
 	var cands [3]int
 	switch len(arg) {
@@ -250,9 +252,12 @@ func keyword(arg []byte) int {
 		cands = [3]int{kwWithCoord, kwStoreDist}
 	case 10:
 		cands = [3]int{kwFromMember, kwFromLonLat}
+	default:
+		return kwNone
 	}
+	lo, hi := foldKey(arg)
 	for _, k := range cands {
-		if k != kwNone && kit.Fold(arg, keywords[k]) {
+		if k != kwNone && keywordKeys[k] == [2]uint64{lo, hi} {
 			return k
 		}
 	}
@@ -263,6 +268,42 @@ var keywords = [...]string{
 	kwWithDist: "withdist", kwWithHash: "withhash", kwWithCoord: "withcoord", kwAny: "any",
 	kwAsc: "asc", kwDesc: "desc", kwCount: "count", kwStore: "store", kwStoreDist: "storedist",
 	kwFromMember: "frommember", kwFromLonLat: "fromlonlat", kwByRadius: "byradius", kwByBox: "bybox",
+}
+
+// keywordKeys is foldKey of each keyword.
+var keywordKeys = func() (keys [len(keywords)][2]uint64) {
+	for k, w := range keywords {
+		lo, hi := foldKey([]byte(w))
+		keys[k] = [2]uint64{lo, hi}
+	}
+	return keys
+}()
+
+// foldKey packs the bytes of b (at most 16) into two little-endian words,
+// each byte ORed with 0x20: for the letters of the keywords that is ASCII
+// case folding, and a byte that is not a letter of either case never
+// folds onto a letter, so two arguments of one length have equal keys
+// exactly when they are equal without regard to case.
+func foldKey(b []byte) (lo, hi uint64) {
+	const fold = 0x2020202020202020
+	n := len(b)
+	switch {
+	case n >= 8:
+		lo = load64(b, 0) | fold
+		for i := 8; i < n && i < 16; i++ {
+			hi |= uint64(b[i]|0x20) << (8 * (i - 8))
+		}
+	case n >= 4:
+		lo = uint64(load32(b, 0) | 0x20202020)
+		for i := 4; i < n; i++ {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	default:
+		for i := range n {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	}
+	return lo, hi
 }
 
 // parseDistance is extractDistanceOrReply: a radius and its unit.
@@ -727,7 +768,10 @@ func (s *shape) circleSetup() {
 func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 	r := s.radius * s.conversion
 	latLim := radToDeg(r/earthRadius)*(1+1e-9) + 1e-9
-	lat1r, lon1r := degToRad(s.lat), degToRad(s.lon)
+	// The shape's fields in locals: loads through s cannot be hoisted out
+	// of the loop past the stores of addPoint.
+	cLat, cLon, cosLat, sinLat, aMax, lonLim := s.lat, s.lon, s.cosLat, s.sinLat, s.aMax, s.lonMax
+	lat1r, lon1r := degToRad(cLat), degToRad(cLon)
 	const latScale = latMax - latMin
 	const lonScale = lonMax - lonMin
 	const div = float64(uint64(1) << stepMax)
@@ -737,10 +781,10 @@ func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 			break
 		}
 		off = next
-		// position(score)
-		sep := deinterleave64(uint64(score))
-		ilato := float64(uint32(sep))
-		ilono := float64(uint32(sep >> 32))
+		// position(score), deinterleave64's halves inlined (a call in
+		// WebAssembly passes its arguments through memory)
+		ilato := float64(squeeze(uint64(score)))
+		ilono := float64(squeeze(uint64(score) >> 1))
 		latLo := latMin + float64(ilato*1.0/div*latScale)
 		latHi := latMin + float64((ilato+1)*1.0/div*latScale)
 		lonLo := lonMin + float64(ilono*1.0/div*lonScale)
@@ -748,14 +792,14 @@ func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 		lon := clamp((lonLo+lonHi)/2, lonMin, lonMax)
 		lat := clamp((latLo+latHi)/2, latMin, latMax)
 		// within's circle tests
-		if math.Abs(lat-s.lat) > latLim {
+		if math.Abs(lat-cLat) > latLim {
 			continue
 		}
-		dl := math.Abs(lon - s.lon)
+		dl := math.Abs(lon - cLon)
 		if dl > 180 {
 			dl = 360 - dl
 		}
-		if dl > s.lonMax {
+		if dl > lonLim {
 			continue
 		}
 		var a float64
@@ -764,20 +808,27 @@ func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
 		if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
 			u, v := sinSmall(hlat), sinSmall(hlon)
 			t := 2 * hlat
-			cos2 := s.cosLat*cosSmall(t) - s.sinLat*sinSmall(t)
-			a = u*u + s.cosLat*cos2*v*v
+			cos2 := cosLat*cosSmall(t) - sinLat*sinSmall(t)
+			a = u*u + cosLat*cos2*v*v
 		} else {
 			a = s.haversineA(lon, lat)
 		}
-		if a > s.aMax {
+		if a > aMax {
 			continue
 		}
-		d, e := fastFromA(a)
+		var d, e float64
+		if sq := math.Sqrt(a); sq < 2*smallAngle {
+			// fastFromA's small-angle path, written out
+			d = 2.0 * earthRadius * asinSmall(sq)
+			e = d*1e-13 + 1e-9
+		} else {
+			d, e = fastFromA(a)
+		}
 		switch {
 		case d-e > r:
 			continue
 		case d+e > r:
-			d, e = distance(s.lon, s.lat, lon, lat), 0
+			d, e = distance(cLon, cLat, lon, lat), 0
 			if d > r {
 				continue
 			}

@@ -119,16 +119,49 @@ func replyCoord(c *sdk.Ctx, f float64) {
 // "%.4f" when the product rounds onto a half: 18907132.48265000060…
 // prints as 18907132.4826.
 func replyDistance(c *sdk.Ctx, d float64) {
-	var tmp [48]byte
-	c.Reply().Bulk(appendFixed4(tmp[:0], d))
+	w := c.Reply()
+	w.Buf = appendDistBulk(w.Buf, d)
+}
+
+// appendDistBulk appends appendFixed4's digits of d as a bulk string,
+// header and all, in one append: a search writes one per member.
+func appendDistBulk(dst []byte, d float64) []byte {
+	var tmp [32]byte
+	end := len(tmp) - 2
+	tmp[end], tmp[end+1] = '\r', '\n'
+	i := fixed4(&tmp, end, d)
+	n := end - i // at most 20 digits, a sign and a point: 1 or 2 digits
+	i -= 2
+	tmp[i], tmp[i+1] = '\r', '\n'
+	if n >= 10 {
+		i--
+		tmp[i] = byte('0' + n%10)
+		n /= 10
+	}
+	i--
+	tmp[i] = byte('0' + n)
+	i--
+	tmp[i] = '$'
+	return append(dst, tmp[i:]...)
 }
 
 // appendFixed4 is fixedpoint_d2string(…, 4). The digits are made here:
 // strconv's general path costs more than the rest of a reply in
 // WebAssembly.
 func appendFixed4(dst []byte, d float64) []byte {
+	var tmp [32]byte
+	i := fixed4(&tmp, len(tmp), d)
+	return append(dst, tmp[i:]...)
+}
+
+// fixed4 writes appendFixed4's text of d into tmp, ending before end,
+// and returns where it starts.
+func fixed4(tmp *[32]byte, end int, d float64) int {
+	i := end
 	if d == 0 {
-		return append(dst, "0.0000"...)
+		i -= 6
+		copy(tmp[i:end], "0.0000")
+		return i
 	}
 	n := int64(math.RoundToEven(float64(d * 10000)))
 	neg := n < 0
@@ -136,8 +169,6 @@ func appendFixed4(dst []byte, d float64) []byte {
 	if neg {
 		u = -u
 	}
-	var tmp [24]byte
-	i := len(tmp)
 	if u < 1<<32 {
 		// Below 429 km (in the unit): 32-bit digits, whose division by
 		// 10 is a multiply and a shift; a 64-bit constant division is a
@@ -181,7 +212,7 @@ func appendFixed4(dst []byte, d float64) []byte {
 		i--
 		tmp[i] = '-'
 	}
-	return append(dst, tmp[i:]...)
+	return i
 }
 
 // scoresByMember maps the members of a map read (flattened pairs) to

@@ -73,6 +73,15 @@ func (m *omap) find(k *codec.Value) (int, *entry) {
 	return at, e
 }
 
+// get returns the item of key k, or nil: find without the position.
+func (m *omap) get(k *codec.Value) *entry {
+	e := m.keys.seekEntry(k)
+	if e != nil && keyCmp(&e.k, k) != 0 {
+		e = nil
+	}
+	return e
+}
+
 // flatten returns a copy of the items as a map value.
 func (m *omap) flatten() codec.Value {
 	kv := make([]codec.Value, 0, 2*m.n())
@@ -280,7 +289,7 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	defer func() { clear(found); cx.sel = found[:0] }()
 	w := 0
 	for _, it := range items {
-		_, e := m.find(&kv[it])
+		e := m.get(&kv[it])
 		found = append(found, e)
 		if (e != nil && createOnly) || (e == nil && updateOnly) {
 			if !noFail {
@@ -339,7 +348,7 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 	if e != nil {
 		return codec.Nil, e
 	}
-	_, it := m.find(&o.Value)
+	it := m.get(&o.Value)
 	if it == nil {
 		k, err := ownValue(o.Value)
 		if err != nil {
@@ -443,7 +452,7 @@ func (cx *callCtx) selectItems(m *omap, o *codec.Op) []*entry {
 	switch o.Code {
 	case codec.OpMapGetByKeys, codec.OpMapRemoveByKeys:
 		for i := range o.Values {
-			if _, e := m.find(&o.Values[i]); e != nil {
+			if e := m.get(&o.Values[i]); e != nil {
 				sel = append(sel, e)
 			}
 		}

@@ -56,6 +56,16 @@ func TestOstreeAgainstSlice(t *testing.T) {
 			if at != wantAt || (e != nil) != found {
 				t.Fatalf("step %d: find %d = %d %v, want %d %v", step, k.Int, at, e != nil, wantAt, found)
 			}
+			if g := m.get(&k); g != e || found && g != want[wantAt] {
+				t.Fatalf("step %d: get %d = %v, find %v", step, k.Int, g, e)
+			}
+			var next *entry // the first item at or after k: seekEntry's answer
+			if wantAt < len(want) {
+				next = want[wantAt]
+			}
+			if g := m.keys.seekEntry(&k); g != next {
+				t.Fatalf("step %d: seekEntry %d = %v, want %v", step, k.Int, g, next)
+			}
 		}
 	}
 	for step := range 12000 {

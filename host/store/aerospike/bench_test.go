@@ -182,7 +182,8 @@ func BenchmarkExecGathered(b *testing.B) {
 				var resp codec.Response
 				key := make([]byte, 0, 32)
 				for pb.Next() {
-					req.Calls[0].Key = strconv.AppendInt(append(key[:0], "key:"...), rand.Int64N(100000), 10)
+					// INCR's keys are its own: SET's values are not numbers.
+					req.Calls[0].Key = strconv.AppendInt(append(append(key[:0], name...), ':'), rand.Int64N(100000), 10)
 					s.Exec(context.Background(), 0, req, &resp)
 					if resp.Code != codec.OK || (resp.Results[0].Code != codec.OK && resp.Results[0].Code != codec.NotFound) {
 						b.Errorf("code %d/%d %s", resp.Code, resp.Results[0].Code, resp.Results[0].Msg)

@@ -92,9 +92,9 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkExec measures whole requests against the server named by
-// RESPIKE_TEST_AEROSPIKE (skipped without one): one call, and a batch of 10.
-func BenchmarkExec(b *testing.B) {
+// benchStore returns a store on the server named by RESPIKE_TEST_AEROSPIKE,
+// closed when b ends; b is skipped without one.
+func benchStore(b *testing.B) *Store {
 	addr := serverAddr()
 	if addr == "" {
 		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
@@ -103,7 +103,14 @@ func BenchmarkExec(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkExec measures whole requests against the server named by
+// RESPIKE_TEST_AEROSPIKE (skipped without one): one call, and a batch of 10.
+func BenchmarkExec(b *testing.B) {
+	s := benchStore(b)
 	val := codec.Bytes([]byte("some value of a typical size, about forty bytes"))
 	set := codec.Call{Key: []byte("bench:k"), Policy: codec.Policy{TTL: codec.TTLNever},
 		Ops: []codec.Op{{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: val}}}
@@ -153,15 +160,7 @@ func BenchmarkExec(b *testing.B) {
 // without the connections and the guest), and calls/op, the Aerospike
 // calls per command. Skipped without RESPIKE_TEST_AEROSPIKE.
 func BenchmarkExecGathered(b *testing.B) {
-	addr := serverAddr()
-	if addr == "" {
-		b.Skip("RESPIKE_TEST_AEROSPIKE not set: benchmark against Aerospike skipped")
-	}
-	s, err := New(context.Background(), Config{Hosts: []string{addr}, Namespace: testNamespace(), Set: testSet()}, quietLogger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := benchStore(b)
 	val := codec.Bytes([]byte("xxx"))
 	calls := map[string]codec.Call{
 		"SET": {Policy: codec.Policy{TTL: codec.TTLNever},

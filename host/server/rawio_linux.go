@@ -27,6 +27,21 @@ import (
 // (rawio_race.go); the code around them is the same.
 type rawSocket struct {
 	rc syscall.RawConn
+
+	// The state of the call in progress, for the functions the poller
+	// calls, which are made once (newRawSocket) rather than as closures
+	// per call: a closure handed to RawConn escapes, with what it
+	// captures, and cost two allocations per read and per write, the
+	// most of any part of an unpipelined GET on the embedded store
+	// (docs/performance.md, "Unpipelined CPU per command"). Only the
+	// connection's goroutine reads and writes through the rawSocket (a
+	// MONITOR's goroutine writes to the net.Conn), so one set of fields
+	// each for reading and writing is enough.
+	rp, wp         []byte
+	rn, wn         int
+	rerrno, werrno syscall.Errno
+	readFn         func(fd uintptr) bool
+	writeFn        func(fd uintptr) bool
 }
 
 // newRawSocket returns a raw reader/writer for nc, or nil when nc is not a
@@ -41,7 +56,9 @@ func newRawSocket(nc net.Conn) io.ReadWriter {
 	if err != nil {
 		return nil
 	}
-	return &rawSocket{rc: rc}
+	s := &rawSocket{rc: rc}
+	s.readFn, s.writeFn = s.read, s.write
+	return s
 }
 
 // Read reads what has arrived, at least one byte, waiting on the poller
@@ -50,25 +67,10 @@ func (s *rawSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, e := sysRead(fd, p)
-			switch e {
-			case 0:
-				n = r
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-	})
+	s.rp, s.rn, s.rerrno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	n, errno := s.rn, s.rerrno
+	s.rp = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -80,27 +82,33 @@ func (s *rawSocket) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// read is Read's function for the poller: true when it is done (data, end
+// of stream or an error), false to wait for the socket to be readable.
+func (s *rawSocket) read(fd uintptr) bool {
+	for {
+		r, e := sysRead(fd, s.rp)
+		switch e {
+		case 0:
+			s.rn = r
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.rerrno = e
+			return true
+		}
+	}
+}
+
 // Write writes all of p, waiting on the poller while the socket's buffer
 // is full.
 func (s *rawSocket) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			r, e := sysWrite(fd, p[n:])
-			switch e {
-			case 0:
-				n += r
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	s.wp, s.wn, s.werrno = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	n, errno := s.wn, s.werrno
+	s.wp = nil
 	switch {
 	case err != nil:
 		return n, err
@@ -108,4 +116,23 @@ func (s *rawSocket) Write(p []byte) (int, error) {
 		return n, os.NewSyscallError("write", errno)
 	}
 	return n, nil
+}
+
+// write is Write's function for the poller: true when all of s.wp is
+// written or the write failed, false to wait for room in the socket.
+func (s *rawSocket) write(fd uintptr) bool {
+	for s.wn < len(s.wp) {
+		r, e := sysWrite(fd, s.wp[s.wn:])
+		switch e {
+		case 0:
+			s.wn += r
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.werrno = e
+			return true
+		}
+	}
+	return true
 }

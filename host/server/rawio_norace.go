@@ -19,3 +19,6 @@ func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	return int(r), e
 }
+
+// raceBuild: the system calls are raw (see rawio_race.go).
+const raceBuild = false

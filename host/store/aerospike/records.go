@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
@@ -649,9 +650,12 @@ func runEntries(es []member) {
 		}
 		return
 	}
-	recs := make([]as.BatchRecordIfc, 0, len(es))
-	idx := make([]int, 0, len(es))
-	var alone []int    // calls a batch cannot carry
+	bs := batchPool.Get().(*batchScratch)
+	recs, idx, alone := bs.recs[:0], bs.idx[:0], bs.alone[:0] // alone: calls a batch cannot carry
+	defer func() {
+		bs.recs, bs.idx, bs.alone = recs, idx, alone
+		bs.put()
+	}()
 	var first *execCtx // the request whose deadline comes first
 	now := time.Now()
 	for i := range es {
@@ -680,21 +684,9 @@ func runEntries(es []member) {
 			alone = append(alone, i)
 			continue
 		case p.write:
-			bwp := &as.BatchWritePolicy{
-				FilterExpression:   p.filter,
-				RecordExistsAction: p.exists,
-				CommitLevel:        as.COMMIT_ALL,
-				Expiration:         p.expire,
-				SendKey:            true,
-			}
-			if p.gen != 0 {
-				bwp.GenerationPolicy, bwp.Generation = as.EXPECT_GEN_EQUAL, p.gen
-			}
-			recs = append(recs, as.NewBatchWrite(bwp, key, p.ops...))
+			recs = append(recs, as.NewBatchWrite(bs.writePolicy(p), key, p.ops...))
 		default:
-			brp := as.NewBatchReadPolicy()
-			brp.FilterExpression = p.filter
-			recs = append(recs, as.NewBatchReadOps(brp, key, p.ops...))
+			recs = append(recs, as.NewBatchReadOps(bs.readPolicy(p.filter), key, p.ops...))
 		}
 		if first == nil || e.x.deadline.Before(first.deadline) {
 			first = e.x
@@ -742,6 +734,99 @@ func runEntries(es []member) {
 			e.finished(e.x.single(e.call, e.p, e.res))
 		}
 	}
+}
+
+// batchScratch is runEntries' reusable memory: the call's records and the
+// entries they answer, and the record policies of the call, shared by its
+// records that have the same ones (the client only reads them). A gathered
+// GET call's reads mostly carry one filter (the millisecond's expiry filter
+// AND-ed with the type guard, built once: liveCache), and SETs one policy:
+// one policy per distinct filter or write policy rather than one per
+// record, and no slices per call.
+type batchScratch struct {
+	recs       []as.BatchRecordIfc
+	idx, alone []int
+	reads      []*as.BatchReadPolicy
+	writes     []*as.BatchWritePolicy
+	nr, nw     int // policies handed out in this call
+}
+
+// maxSharedPolicies bounds the distinct policies a call's records share
+// (and the scan for one); records beyond it get policies of their own.
+const maxSharedPolicies = 8
+
+var batchPool = sync.Pool{New: func() any { return new(batchScratch) }}
+
+// readPolicy returns a batch read policy with filter f, shared within the
+// call.
+func (bs *batchScratch) readPolicy(f *as.Expression) *as.BatchReadPolicy {
+	for _, rp := range bs.reads[:bs.nr] {
+		if rp.FilterExpression == f {
+			return rp
+		}
+	}
+	if bs.nr == maxSharedPolicies {
+		rp := as.NewBatchReadPolicy()
+		rp.FilterExpression = f
+		return rp
+	}
+	if bs.nr == len(bs.reads) {
+		bs.reads = append(bs.reads, new(as.BatchReadPolicy))
+	}
+	rp := bs.reads[bs.nr]
+	bs.nr++
+	*rp = *as.NewBatchReadPolicy()
+	rp.FilterExpression = f
+	return rp
+}
+
+// writePolicy returns the batch write policy of p, shared within the call
+// with the records whose policy is the same.
+func (bs *batchScratch) writePolicy(p *plan) *as.BatchWritePolicy {
+	want := as.BatchWritePolicy{
+		FilterExpression:   p.filter,
+		RecordExistsAction: p.exists,
+		CommitLevel:        as.COMMIT_ALL,
+		Expiration:         p.expire,
+		SendKey:            true,
+	}
+	if p.gen != 0 {
+		want.GenerationPolicy, want.Generation = as.EXPECT_GEN_EQUAL, p.gen
+	}
+	for _, wp := range bs.writes[:bs.nw] {
+		if *wp == want {
+			return wp
+		}
+	}
+	if bs.nw == maxSharedPolicies {
+		return &want
+	}
+	if bs.nw == len(bs.writes) {
+		bs.writes = append(bs.writes, new(as.BatchWritePolicy))
+	}
+	wp := bs.writes[bs.nw]
+	bs.nw++
+	*wp = want
+	return wp
+}
+
+// put returns bs to the pool once the call's results are read: nothing
+// of the call is kept (its records, keys and filters), and a scratch grown
+// by a very large call is dropped.
+func (bs *batchScratch) put() {
+	clear(bs.recs)
+	for _, rp := range bs.reads[:bs.nr] {
+		*rp = as.BatchReadPolicy{}
+	}
+	for _, wp := range bs.writes[:bs.nw] {
+		*wp = as.BatchWritePolicy{}
+	}
+	bs.nr, bs.nw = 0, 0
+	if cap(bs.recs) > 4096 {
+		return
+	}
+	bs.recs, bs.idx, bs.alone = bs.recs[:0], bs.idx[:0], bs.alone[:0]
+	batchPool.Put(bs)
 }
 
 // errWaitedTooLong fails a request whose deadline passed before its batch

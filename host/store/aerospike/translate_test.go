@@ -1,6 +1,7 @@
 package aerospike
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 	"github.com/aerospike/aerospike-client-go/v8/types"
@@ -857,5 +859,35 @@ func TestLiveAndShared(t *testing.T) {
 	withItem.Ops = []codec.Op{{Code: codec.OpExpectBlobSize, Bin: codec.BinValue, Index: 3}, {Code: codec.OpGet, Bin: codec.BinValue}}
 	if p := plan(withItem, 1001); p.sharedExp {
 		t.Error("a guard with an expected blob size was taken as shared")
+	}
+}
+
+// The filters of a millisecond, made by patching it into packed bytes, are
+// the bytes building and packing them gives: the live filter, and its AND
+// with a shared guard, for milliseconds around now and far from it; a
+// clock before 2^32 ms (tests') builds them.
+func TestLivePatchedBytes(t *testing.T) {
+	var live liveCache
+	if liveTmpl().b == nil {
+		t.Fatal("the live filter has no template: every millisecond builds its filter")
+	}
+	guard := packed(guardExp(codec.TypeString))
+	now := time.Now().UnixMilli()
+	for _, ms := range []int64{1000, 1<<32 - 1, 1 << 32, now, now + 1, now + 86_400_000*365*50, 1<<62 + 12345} {
+		l := live.get(ms)
+		got, _ := packedBytes(l)
+		want, _ := packedBytes(liveExpAt(ms))
+		if !bytes.Equal(got, want) {
+			t.Errorf("live filter at %d: %x, want %x", ms, got, want)
+		}
+		and := live.and(l, guard)
+		got, _ = packedBytes(and)
+		want, _ = packedBytes(as.ExpAnd(liveExpAt(ms), guard))
+		if !bytes.Equal(got, want) {
+			t.Errorf("live AND guard at %d: %x, want %x", ms, got, want)
+		}
+	}
+	if p, _ := live.tmpl.Load(guard); p == nil || p.(*patchable).b == nil {
+		t.Error("no template kept for the AND with a shared guard")
 	}
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Two respike builds side by side under redis-benchmark -c 50: requests/s
+# and each daemon's CPU per command (from /proc/<pid>/stat), tests and
+# builds interleaved so that drift on a shared machine hits both.
+#   A=<checkout, built> B=<checkout, built> scripts/cpu-ab.sh
+# Knobs: STORE (memory, or aerospike: the cluster in RESPIKE_TEST_AEROSPIKE,
+# sets <SET>_a and <SET>_b), SET (respike_ab), ROUNDS (3), N (100000),
+# TESTS (get,set,incr), P (pipeline, 1), AENV / BENV (environment for one
+# daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings).
+set -euo pipefail
+: "${A:?set A= and B= to built checkouts}" "${B:?set B=}"
+ROUNDS=${ROUNDS:-3}; N=${N:-100000}; TESTS=${TESTS:-get,set,incr}; P=${P:-1}
+SET=${SET:-respike_ab}
+addr=${RESPIKE_TEST_AEROSPIKE:-127.0.0.1:3000}
+tmp=$(mktemp -d)
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# start DIR PORT SET ENV: starts DIR's bin/respike, prints its pid.
+start() {
+	cat >"$tmp/$2.toml" <<TOML
+[server]
+listen = "127.0.0.1:$2"
+[store]
+backend = "${STORE:-memory}"
+[aerospike]
+hosts = ["$addr"]
+set = "$3"
+TOML
+	# shellcheck disable=SC2086 # ENV is a list of NAME=value words
+	(cd "$1" && exec env ${4:-} ./bin/respike -config "$tmp/$2.toml" >"$tmp/$2.log" 2>&1) &
+	echo $!
+}
+porta=$(freeport); portb=$(freeport)
+pa=$(start "$A" "$porta" "${SET}_a" "${AENV:-}")
+pb=$(start "$B" "$portb" "${SET}_b" "${BENV:-}")
+trap 'kill $pa $pb 2>/dev/null || true; rm -rf "$tmp"' EXIT
+for p in $porta $portb; do
+	for _ in $(seq 600); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.2; done
+done
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tk=$(getconf CLK_TCK)
+for t in ${TESTS//,/ }; do # warm up: instances, connections, keys
+	for p in $porta $portb; do redis-benchmark -p "$p" -c 50 -n 20000 -r 100000 -t "$t" -q >/dev/null 2>&1; done
+done
+for r in $(seq "$ROUNDS"); do
+	for t in ${TESTS//,/ }; do
+		for x in a b; do
+			if [ $x = a ]; then pid=$pa port=$porta; else pid=$pb port=$portb; fi
+			c0=$(cpu "$pid")
+			rate=$(redis-benchmark -p "$port" -c 50 -P "$P" -n "$N" -r 100000 -t "$t" --csv 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
+			c1=$(cpu "$pid")
+			us=$(awk -v c=$((c1 - c0)) -v n="$N" -v tk="$tk" 'BEGIN {printf "%.1f", c * 1e6 / tk / n}')
+			echo "round=$r test=$t build=$x rate=$rate us_per_cmd=$us load=$(cut -d' ' -f1 /proc/loadavg)"
+		done
+	done
+done

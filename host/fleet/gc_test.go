@@ -13,6 +13,19 @@ import (
 	"github.com/respike/respike/host/store/memory"
 )
 
+// readerFleet is a Fleet named "reader" over a new embedded store, for
+// tests that publish with Publish and read what it left.
+func readerFleet(t *testing.T) (*memory.Store, *Fleet) {
+	t.Helper()
+	st := memory.New(memory.Options{})
+	t.Cleanup(func() { st.Close() })
+	f, err := New(st, nil, Config{Proxy: "reader", Staging: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, f
+}
+
 // chunkExists reports whether chunk i of e is in the store.
 func chunkExists(t *testing.T, f *Fleet, e Entry, i int) bool {
 	t.Helper()
@@ -31,12 +44,7 @@ func chunkExists(t *testing.T, f *Fleet, e Entry, i int) bool {
 // same bytes do not share chunks.
 func TestConcurrentDeploysLeaveNoOrphans(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New(memory.Options{})
-	defer st.Close()
-	f, err := New(st, nil, Config{Proxy: "reader", Staging: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, f := readerFleet(t)
 	var all []Entry
 	var mu sync.Mutex
 	for round := range 20 {
@@ -95,12 +103,7 @@ func TestConcurrentDeploysLeaveNoOrphans(t *testing.T) {
 // and A's chunks were gone: CI saw it in TestFleetLeftovers.)
 func TestLateDeleteSparesARedeployOfTheSameBytes(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New(memory.Options{})
-	defer st.Close()
-	f, err := New(st, nil, Config{Proxy: "reader", Staging: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, f := readerFleet(t)
 	a, b := []byte("build A, some bytes"), []byte("build B, other bytes")
 	first, err := Publish(ctx, st, "mod", a, 4, "1", "p1")
 	if err != nil {

@@ -123,7 +123,7 @@ func replyDistance(c *sdk.Ctx, d float64) {
 	w.Buf = appendDistBulk(w.Buf, d)
 }
 
-// appendDistBulk appends appendFixed4's digits of d as a bulk string,
+// appendDistBulk appends fixed4's digits of d as a bulk string,
 // header and all, in one append: a search writes one per member.
 func appendDistBulk(dst []byte, d float64) []byte {
 	var tmp [32]byte
@@ -145,17 +145,10 @@ func appendDistBulk(dst []byte, d float64) []byte {
 	return append(dst, tmp[i:]...)
 }
 
-// appendFixed4 is fixedpoint_d2string(…, 4). The digits are made here:
+// fixed4 writes fixedpoint_d2string(…, 4)'s text of d into tmp, ending
+// before end, and returns where it starts. The digits are made here:
 // strconv's general path costs more than the rest of a reply in
 // WebAssembly.
-func appendFixed4(dst []byte, d float64) []byte {
-	var tmp [32]byte
-	i := fixed4(&tmp, len(tmp), d)
-	return append(dst, tmp[i:]...)
-}
-
-// fixed4 writes appendFixed4's text of d into tmp, ending before end,
-// and returns where it starts.
 func fixed4(tmp *[32]byte, end int, d float64) int {
 	i := end
 	if d == 0 {

@@ -177,12 +177,15 @@ func (c *liveCache) andTmpl(shared *as.Expression) *patchable {
 	if p, ok := c.tmpl.Load(shared); ok {
 		return p.(*patchable)
 	}
-	p := newPatchable(func(nowMs int64) *as.Expression { return as.ExpAnd(liveExpAt(nowMs), shared) })
+	exp := func(nowMs int64) *as.Expression { return as.ExpAnd(liveExpAt(nowMs), shared) }
 	// The shared expressions are the translator's cached guards and
-	// overflow filters: few. Past maxTmpl, templates are not kept.
-	if c.ntmpl.Add(1) <= maxTmpl {
-		c.tmpl.Store(shared, p)
+	// overflow filters: few. Past maxTmpl, templates are neither kept nor
+	// made (making one packs three times): the AND is built as a tree.
+	if c.ntmpl.Add(1) > maxTmpl {
+		return &patchable{exp: exp}
 	}
+	p := newPatchable(exp)
+	c.tmpl.Store(shared, p)
 	return p
 }
 

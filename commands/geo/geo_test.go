@@ -456,3 +456,16 @@ func TestDecodeAndNeighboursMatchRedis(t *testing.T) {
 		}
 	}
 }
+
+// decode is decodeInto returning the box, for tests.
+func decode(lonR, latR span, h hashBits) (box, bool) {
+	var a box
+	return a, decodeInto(lonR, latR, h, &a)
+}
+
+// searchBoxes is searchBoxesInto returning the cells, for tests.
+func (s *shape) searchBoxes() [9]hashBits {
+	var nb [9]hashBits
+	s.searchBoxesInto(&nb)
+	return nb
+}

@@ -101,13 +101,8 @@ func encode(lonR, latR span, lon, lat float64, step uint8) (hashBits, bool) {
 	return hashBits{bits: interleave64(uint32(latOff), uint32(lonOff)), step: step}, true
 }
 
-// decode is geohashDecode: the area a hash covers.
-func decode(lonR, latR span, h hashBits) (box, bool) {
-	var a box
-	return a, decodeInto(lonR, latR, h, &a)
-}
-
-// decodeInto is decode writing into a: a box returned in WebAssembly is
+// decodeInto is geohashDecode: the area a hash covers, written into a
+// (false for the zero hash): a box returned in WebAssembly is
 // copied through memory (memory.copy), and a search decodes up to
 // fifteen. Its division by 2^step is a multiplication by 2^-step, which
 // is the same exact scaling.
@@ -284,17 +279,11 @@ func (s *shape) boundingBox() {
 	s.bounds[3] = s.lat + latDelta
 }
 
-// searchBoxes is geohashCalculateAreasByShapeWGS84 followed by the order
-// membersOfAllNeighbors visits the cells in: the centre cell, then north,
-// south, east, west, north-east, north-west, south-east, south-west; an
-// excluded neighbour is the zero hash.
-func (s *shape) searchBoxes() [9]hashBits {
-	var nb [9]hashBits
-	s.searchBoxesInto(&nb)
-	return nb
-}
-
-// searchBoxesInto is searchBoxes writing into nb (no copy of the array).
+// searchBoxesInto is geohashCalculateAreasByShapeWGS84 followed by the
+// order membersOfAllNeighbors visits the cells in, written into nb (no
+// copy of the array): the centre cell, then north, south, east, west,
+// north-east, north-west, south-east, south-west; an excluded neighbour
+// is the zero hash.
 func (s *shape) searchBoxesInto(nb *[9]hashBits) {
 	s.boundingBox()
 	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]

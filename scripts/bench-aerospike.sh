@@ -24,7 +24,10 @@
 # "_base" appended; the direct client writes RESPIKE_TEST_AEROSPIKE_SET or
 # respiketest),
 # BASE (another checkout with bin/respike and commands/*.wasm built: it
-# serves too, on its own set, and its rows "base-…" interleave with ours).
+# serves too, on its own set, and its rows "base-…" interleave with ours),
+# PROCS / BASE_PROCS ([server] procs of our daemon / the base's),
+# DIRECT_PROCS (adds rows "direct-1p": the direct client's single-record
+# run again with GOMAXPROCS=DIRECT_PROCS, and its ratio).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${RESPIKE_TEST_AEROSPIKE:?set RESPIKE_TEST_AEROSPIKE=host:port of an Aerospike node}"
@@ -42,7 +45,11 @@ freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 # prints "pid port".
 serve() {
 	local dir=$1 set=$2 p
+	local procs=${PROCS:-}
+	[ "$set" = "${BENCH_SET}_base" ] && procs=${BASE_PROCS:-}
 	cat >"$tmp/$set.toml" <<TOML
+[server]
+${procs:+procs = $procs}
 [store]
 backend = "aerospike"
 [aerospike]
@@ -126,6 +133,7 @@ for round in $(seq "$ROUNDS"); do
 	rb "respike-c50" -c 50
 	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50" -c 50
 	direct "direct-1" DirectClient
+	[ -n "${DIRECT_PROCS:-}" ] && GOMAXPROCS=$DIRECT_PROCS direct "direct-1p" DirectClient
 	rb "respike-c50-P16" -c 50 -P 16
 	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c50-P16" -c 50 -P 16
 	direct "direct-16" DirectClientBatch
@@ -168,7 +176,7 @@ print("(cpu: the daemon's, or the direct client's whole process, per command or 
 print(" calls/cmd: Aerospike calls the daemon made per command, single and batch)")
 
 print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
-for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50-P16", "direct-16"), ("respike-c50-P16", "direct-16i"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
+for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50", "direct-1p"), ("base-c50", "direct-1"), ("base-c50", "direct-1p"), ("respike-c50-P16", "direct-16"), ("respike-c50-P16", "direct-16i"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):
     for t in ("GET", "SET", "INCR"):
         a, b = rows.get(ours + "/" + t), rows.get(theirs + "/" + t)
         if not a or not b:

@@ -342,17 +342,17 @@ func TestSelectIsolatesDatabases(t *testing.T) {
 	if err := db0.Get(ctx, "only5").Err(); err != redis.Nil {
 		t.Fatalf("db0 sees db5's key: %v", err)
 	}
-	if n, _ := db0.DBSize(ctx).Result(); n != 1 {
-		t.Fatalf("DBSIZE db0 = %d", n)
+	if n, err := db0.DBSize(ctx).Result(); err != nil || n != 1 {
+		t.Fatalf("DBSIZE db0 = %d, %v", n, err)
 	}
-	if n, _ := db5.DBSize(ctx).Result(); n != 2 {
-		t.Fatalf("DBSIZE db5 = %d", n)
+	if n, err := db5.DBSize(ctx).Result(); err != nil || n != 2 {
+		t.Fatalf("DBSIZE db5 = %d, %v", n, err)
 	}
 	if err := db5.FlushDB(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := db5.DBSize(ctx).Result(); n != 0 {
-		t.Fatalf("DBSIZE db5 after FLUSHDB = %d", n)
+	if n, err := db5.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Fatalf("DBSIZE db5 after FLUSHDB = %d, %v", n, err)
 	}
 	if v, _ := db0.Get(ctx, "same").Result(); v != "zero" {
 		t.Fatalf("FLUSHDB of db5 touched db0: %q", v)
@@ -360,8 +360,8 @@ func TestSelectIsolatesDatabases(t *testing.T) {
 	if err := db0.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := db0.DBSize(ctx).Result(); n != 0 {
-		t.Fatalf("DBSIZE after FLUSHALL = %d", n)
+	if n, err := db0.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Fatalf("DBSIZE after FLUSHALL = %d, %v", n, err)
 	}
 }
 

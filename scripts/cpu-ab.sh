@@ -6,7 +6,8 @@
 # Knobs: STORE (memory, or aerospike: the cluster in RESPIKE_TEST_AEROSPIKE,
 # sets <SET>_a and <SET>_b), SET (respike_ab), ROUNDS (3), N (100000),
 # TESTS (get,set,incr), P (pipeline, 1), AENV / BENV (environment for one
-# daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings).
+# daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings), KEEP (1: leave
+# the records on Aerospike).
 set -euo pipefail
 : "${A:?set A= and B= to built checkouts}" "${B:?set B=}"
 ROUNDS=${ROUNDS:-3}; N=${N:-100000}; TESTS=${TESTS:-get,set,incr}; P=${P:-1}
@@ -32,7 +33,18 @@ TOML
 porta=$(freeport); portb=$(freeport)
 pa=$(start "$A" "$porta" "${SET}_a" "${AENV:-}")
 pb=$(start "$B" "$portb" "${SET}_b" "${BENV:-}")
-trap 'kill $pa $pb 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# On exit the daemons' own sets are flushed (KEEP=1 keeps them): Aerospike's
+# namespace supervisor walks every record of the namespace each nsup-period,
+# and the ~100,000 records a run leaves per daemon cost a loopback node a
+# tenth to a fifth of a CPU, which skews everyone's later measurements.
+cleanup() {
+	if [ "${STORE:-memory}" = aerospike ] && [ -z "${KEEP:-}" ]; then
+		for p in $porta $portb; do redis-cli -p "$p" flushall >/dev/null 2>&1 || true; done
+	fi
+	kill $pa $pb 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 for p in $porta $portb; do
 	for _ in $(seq 600); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.2; done
 done

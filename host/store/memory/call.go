@@ -129,6 +129,10 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
+		case codec.OpMapGeoSearch:
+			if e := validateGeoSearch(o); e != nil {
+				return false, e
+			}
 		case codec.OpListAppend, codec.OpListInsert:
 			writes = true
 			if len(o.Values) == 0 {

@@ -14,12 +14,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 	"github.com/respike/respike/host/store"
 )
 
@@ -100,6 +102,7 @@ var cases = []testCase{
 	{"MapByKeyRelIndex", testMapByKeyRelIndex},
 	{"MapReturnRank", testMapReturnRank},
 	{"MapReplyReturns", testMapReplyReturns},
+	{"MapGeoSearch", testMapGeoSearch},
 	{"MapKeyOrder", testMapKeyOrder},
 	{"MapBlobKeyBounds", testMapBlobKeyBounds},
 	{"MapClear", testMapClear},
@@ -1033,6 +1036,146 @@ func testMapReplyReturns(e *env) {
 	// A missing bin returns nothing.
 	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
 	e.eq("missing bin", e.ok(e.rec("nobin").MapGetByRank(codec.BinValue, codec.ReturnRESPKeys, 0, -1)).Values[0], codec.Nil)
+}
+
+// testMapGeoSearch checks codec.OpMapGeoSearch: the items of each score
+// range in rank order, only those inside a circle or a box, with their
+// distances (exact, or within their error bound of geo.Distance), up to
+// Count of them.
+func testMapGeoSearch(e *env) {
+	const lon0, lat0 = 13.9, 37.4
+	pos := map[string][2]float64{
+		"near": {13.91, 37.40},    // 0.9 km east
+		"mid":  {13.93, 37.42},    // 3.4 km north-east
+		"far":  {13.98, 37.40},    // 7 km east
+		"tie2": {13.89, 37.395},   // 1 km south-west, the same score as tie1
+		"tie1": {13.89, 37.395},   //
+		"away": {-73.98, 40.75},   // New York
+		"pole": {179.99, 85.0},    // the top corner
+		"neg":  {-179.99, -85.05}, // the bottom corner
+	}
+	score := func(m string) float64 { return geo.ScoreOf(pos[m][0], pos[m][1]) }
+	var kv []codec.Value
+	for m := range pos {
+		kv = append(kv, b(m), f64(score(m)))
+	}
+	e.ok(e.rec("g").Put(codec.BinType, codec.Str(codec.TypeZSet)).MapPut(codec.BinValue, codec.MapOrderKeyValue, kv))
+	circle := func(km float64) []byte {
+		sh := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: km, Conversion: 1000}
+		return sh.AppendFilter(nil)
+	}
+	box := geo.Shape{Kind: geo.KindBox, Lon: lon0, Lat: lat0, Width: 16, Height: 2, Conversion: 1000}
+	all := geo.AppendRange(nil, 0, 1<<53)
+	// check compares a result with the members expected, in order.
+	check := func(what string, got codec.Value, want ...string) {
+		e.t.Helper()
+		if got.Kind != codec.KindList || len(got.List) != 2 || got.List[0].Int != int64(len(want)) {
+			e.t.Errorf("%s: %s, want %d members %v", what, show(got), len(want), want)
+			return
+		}
+		blob := got.List[1].Bytes
+		for _, m := range want {
+			if len(blob) < geo.PointHeader {
+				e.t.Errorf("%s: the blob ends before %s", what, m)
+				return
+			}
+			sc := math.Float64frombits(binary.LittleEndian.Uint64(blob))
+			d := math.Float64frombits(binary.LittleEndian.Uint64(blob[8:]))
+			bound := math.Float64frombits(binary.LittleEndian.Uint64(blob[16:]))
+			n := int(binary.LittleEndian.Uint32(blob[24:]))
+			member := string(blob[geo.PointHeader : geo.PointHeader+n])
+			blob = blob[geo.PointHeader+n:]
+			lon, lat := geo.Position(sc)
+			exact := geo.Distance(lon0, lat0, lon, lat)
+			if member != m || sc != score(m) || math.Abs(d-exact) > bound || bound > 1e-3 {
+				e.t.Errorf("%s: %s at %v, %v ± %v m; want %s at %v, %v m", what, member, sc, d, bound, m, score(m), exact)
+			}
+		}
+		if len(blob) != 0 {
+			e.t.Errorf("%s: %d bytes after the members", what, len(blob))
+		}
+	}
+	midScore := score("mid")
+	r := e.ok(e.rec("g").
+		MapGeoSearch(codec.BinValue, circle(5), all, 0).
+		MapGeoSearch(codec.BinValue, circle(5), geo.AppendRange(geo.AppendRange(nil, midScore, 1<<53), 0, midScore), 0).
+		MapGeoSearch(codec.BinValue, circle(5), all, 2).
+		MapGeoSearch(codec.BinValue, box.AppendFilter(nil), all, 0).
+		MapGeoSearch(codec.BinValue, circle(5), geo.AppendRange(nil, 0, score("near")), 0).
+		MapGeoSearch(codec.BinValue, circle(0.001), all, 0))
+	// Rank order: by score, equal scores by member.
+	inside := []string{"near", "mid", "tie1", "tie2"}
+	slices.SortStableFunc(inside, func(x, y string) int {
+		if c := cmpF(score(x), score(y)); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	check("circle", r.Values[0], inside...)
+	var split []string // the ranges in their order: from mid up, then below it
+	for _, m := range inside {
+		if score(m) >= midScore {
+			split = append(split, m)
+		}
+	}
+	for _, m := range inside {
+		if score(m) < midScore {
+			split = append(split, m)
+		}
+	}
+	check("two ranges in their order", r.Values[1], split...)
+	check("count", r.Values[2], inside[:2]...)
+	boxIn := []string{"near", "far", "tie1", "tie2"}
+	slices.SortStableFunc(boxIn, func(x, y string) int {
+		if c := cmpF(score(x), score(y)); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	check("box", r.Values[3], boxIn...)
+	var below []string
+	for _, m := range inside {
+		if score(m) < score("near") {
+			below = append(below, m)
+		}
+	}
+	check("a range that leaves members out", r.Values[4], below...)
+	check("nothing inside", r.Values[5])
+	// The corners of the map: a circle around each.
+	for _, m := range []string{"pole", "neg"} {
+		sh := geo.Shape{Kind: geo.KindCircle, Lon: pos[m][0], Lat: pos[m][1], Radius: 10, Conversion: 1000}
+		r := e.ok(e.rec("g").MapGeoSearch(codec.BinValue, sh.AppendFilter(nil), all, 0))
+		if l := r.Values[0].List; len(l) != 2 || l[0].Int != 1 || !strings.HasSuffix(string(l[1].Bytes), m) {
+			e.t.Errorf("circle around %s: %s", m, show(r.Values[0]))
+		}
+	}
+	// Malformed ops.
+	for _, c := range []*codec.Call{
+		e.rec("g").MapGeoSearch(codec.BinValue, circle(5)[:10], all, 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), nil, 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), all[:12], 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), all, -1),
+		{Key: e.key("g"), Ops: []codec.Op{{Code: codec.OpMapGeoSearch, Bin: codec.BinValue,
+			Value: codec.Bytes(circle(5)), Value2: codec.Bytes(all), Return: codec.ReturnCount}}},
+	} {
+		e.fails(c, codec.InvalidOperation)
+	}
+	// A missing bin returns nothing; a bin that is not a map is refused.
+	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
+	e.eq("missing bin", e.ok(e.rec("nobin").MapGeoSearch(codec.BinValue, circle(5), all, 0)).Values[0], codec.Nil)
+	e.ok(e.rec("str").Put(codec.BinValue, b("x")))
+	e.fails(e.rec("str").MapGeoSearch(codec.BinValue, circle(5), all, 0), codec.BinTypeError)
+	e.fails(e.rec("none").MapGeoSearch(codec.BinValue, circle(5), all, 0), codec.NotFound)
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func testMapMissingBin(e *env) {

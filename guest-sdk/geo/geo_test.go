@@ -355,4 +355,3 @@ func (s *Shape) searchBoxes() [9]hashBits {
 	s.searchBoxesInto(&nb)
 	return nb
 }
-

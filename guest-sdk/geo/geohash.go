@@ -253,11 +253,11 @@ const (
 // Shape is a search area (GeoShape): a centre, a radius or a box, and the
 // unit's size in meters.
 type Shape struct {
-	Kind          int     // KindCircle or KindBox
-	Lon, Lat      float64 // the centre, in degrees
-	Radius        float64 // KindCircle, in the unit
-	Width, Height float64 // KindBox, in the unit
-	Conversion    float64 // the unit in meters
+	Kind          int        // KindCircle or KindBox
+	Lon, Lat      float64    // the centre, in degrees
+	Radius        float64    // KindCircle, in the unit
+	Width, Height float64    // KindBox, in the unit
+	Conversion    float64    // the unit in meters
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
 	aMax, lonLim  float64    // KindCircle: the bounds circleBounds sets; 0 until within calls it
 	cosLat        float64    // KindCircle: Go's cos of the centre's latitude, set with aMax

@@ -48,20 +48,10 @@ func BenchmarkSearchPhases(b *testing.B) {
 		}
 	}
 	res := &codec.Result{Values: []codec.Value{codec.List(codec.Int(int64(kept)), codec.Bytes(blob))}}
-	b.Run("scanRanges", func(b *testing.B) {
+	b.Run("area", func(b *testing.B) {
 		for b.Loop() {
 			sh := newShape()
-			sh.ScanRanges(rangesBuf[:0])
-		}
-	})
-	b.Run("filter", func(b *testing.B) {
-		for b.Loop() {
-			sh := newShape()
-			buf := filterBuf[:0]
-			for _, rg := range ranges {
-				buf = geo.AppendRange(buf, float64(rg[0]), float64(rg[1]))
-			}
-			filterBuf = sh.AppendFilter(buf)
+			areaBuf = sh.AppendFilter(areaBuf[:0])
 		}
 	})
 	s := &search{sh: sh, sort: sortAsc, count: 10, withDist: true}

@@ -402,24 +402,16 @@ func searchStart(c *sdk.Ctx, mode int) {
 	s.read(c)
 }
 
-// read reads the members of the score ranges covering the search area
-// (geo.Shape.ScanRanges) that are inside it, the store filtering them
-// (codec.OpMapGeoSearch), in one operate on the source, and (to store) the
-// destination beside it.
+// read reads the members inside the search area, the store covering it
+// with score ranges and filtering their members (codec.OpMapGeoSearch),
+// in one operate on the source, and (to store) the destination beside it.
 func (s *search) read(c *sdk.Ctx) {
-	ranges := s.sh.ScanRanges(rangesBuf[:0])
-	blob := filterBuf[:0]
-	for _, rg := range ranges {
-		blob = geo.AppendRange(blob, float64(rg[0]), float64(rg[1]))
-	}
-	n := len(blob)
-	blob = s.sh.AppendFilter(blob)
-	filterBuf = blob
+	areaBuf = s.sh.AppendFilter(areaBuf[:0])
 	var limit int64
 	if s.any {
 		limit = s.count // stop where Redis stops: after COUNT members in its visit order
 	}
-	c.Record(c.Arg(s.src)).Guard(codec.TypeZSet).MapGeoSearch(codec.BinValue, blob[n:], blob[:n], limit)
+	c.Record(c.Arg(s.src)).Guard(codec.TypeZSet).MapGeoSearch(codec.BinValue, areaBuf, limit)
 	if s.store != 0 {
 		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
 	}
@@ -442,12 +434,9 @@ func (s *search) read(c *sdk.Ctx) {
 	})
 }
 
-// Scratch storage of the search being built: the ranges and the area,
-// encoded when the op is added (codec.Call's builder reads them then).
-var (
-	rangesBuf [geo.RangesCap][2]uint64
-	filterBuf []byte
-)
+// areaBuf is scratch storage for the encoded area, which the call's
+// builder reads when the op is added.
+var areaBuf []byte
 
 // point is a member the store kept inside the area. dist is exact
 // (Redis's) when err is 0, else an estimate within err of it.

@@ -181,12 +181,11 @@ func (c *Call) MapGetByKeyRelIndex(bin string, ret MapReturn, anchor Value, rel,
 	return c.op(Op{Code: OpMapGetByKeyRelIndex, Bin: bin, Return: ret, Value: anchor, Index: rel, Count: count})
 }
 
-// MapGeoSearch reads the items of a geo set's score ranges (ranges, as
-// geo.AppendRange lays them out) that are inside the area filter (as
-// geo.Shape.AppendFilter encodes it), up to count of them (0: all); see
-// OpMapGeoSearch.
-func (c *Call) MapGeoSearch(bin string, filter, ranges []byte, count int64) *Call {
-	return c.op(Op{Code: OpMapGeoSearch, Bin: bin, Value: Bytes(filter), Value2: Bytes(ranges), Count: count})
+// MapGeoSearch reads the items of a geo set inside the area (as
+// geo.Shape.AppendFilter encodes it), in the order Redis visits them, up
+// to count of them (0: all); see OpMapGeoSearch.
+func (c *Call) MapGeoSearch(bin string, area []byte, count int64) *Call {
+	return c.op(Op{Code: OpMapGeoSearch, Bin: bin, Value: Bytes(area), Count: count})
 }
 
 // MapClear removes every item of a map bin.

@@ -330,23 +330,24 @@ const (
 
 	// OpMapGeoSearch is a geo search's read of a sorted set (a map bin of
 	// member → score whose scores are 52-bit geohashes, the geo module's
-	// layout), filtered by the store: Value2 is the score ranges to read,
-	// in order (bytes: pairs of float64 bits, begin and end exclusive, 8
-	// bytes little-endian each; at least one pair), and Value the search
-	// area (bytes, as geo.Shape.AppendFilter encodes it: a circle or a
-	// box around a centre, in meters). The store reads each range's items
-	// in rank order, as OpMapGetByValues would, and keeps those inside the
-	// area as Redis 7.0 decides it (geo.Shape.Test, the package both the
-	// stores and the module use); with Count > 0 it stops once Count items
-	// are kept (COUNT ANY). It returns a list of two values: Int(how many
-	// kept), and one blob holding each kept item in order, as
-	// geo.AppendPoint lays it out: the score, the distance from the centre
-	// in meters and its error bound (0: exact), the member's length and
-	// the member. Return must be ReturnNone. A missing bin returns Nil;
-	// anything else malformed is InvalidOperation. The members never cross
-	// the ABI one by one, and the module decodes and measures none of the
-	// candidates it does not keep: Go-compiled WebAssembly is several
-	// times slower than the store at that arithmetic.
+	// layout), filtered by the store. Value is the search area (bytes, as
+	// geo.Shape.AppendFilter encodes it: a circle or a box around a
+	// centre, in a unit). The store reads the score ranges that cover the
+	// area (geo.Shape.ScanRanges: the cells Redis 7.0 visits, in its
+	// order, narrowed to the sub-cells that can hold a member inside),
+	// each range's items in rank order as OpMapGetByValues would, and
+	// keeps those inside the area as Redis decides it (geo.Shape.Test);
+	// with Count > 0 it stops once Count items are kept (COUNT ANY). The
+	// arithmetic is package geo's, which the module uses too. It returns
+	// a list of two values: Int(how many kept), and one blob holding each
+	// kept item in that order, as geo.AppendPoint lays it out: the score,
+	// the distance from the centre in meters and its error bound (0:
+	// exact), the member's length and the member. Return must be
+	// ReturnNone. A missing bin returns Nil; anything else malformed is
+	// InvalidOperation. So the members a search reads never cross the ABI
+	// one by one, and the module neither covers the area with cells nor
+	// decodes and measures a candidate: Go-compiled WebAssembly is several
+	// times slower than the host at that arithmetic.
 	OpMapGeoSearch
 )
 

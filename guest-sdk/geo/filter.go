@@ -7,27 +7,29 @@ import (
 
 // The area of a codec.OpMapGeoSearch (its Value) is encoded as the kind
 // (one byte, KindCircle or KindBox), then the centre's longitude and
-// latitude in degrees and the radius, or the width and the height, in
-// meters: each a float64's bits, 8 bytes little-endian. 25 bytes for a
-// circle, 33 for a box.
+// latitude in degrees, the unit's size in meters (Conversion), and the
+// radius, or the width and the height, in the unit: each a float64's
+// bits, 8 bytes little-endian. 33 bytes for a circle, 41 for a box. The
+// sizes travel in their unit, as the command gave them, because Redis
+// multiplies by the unit's size at several places (the cells' radius of
+// a box is the half diagonal in the unit, times the unit): the store
+// repeats each product as Redis computes it.
 const (
-	circleFilterLen = 1 + 3*8
-	boxFilterLen    = 1 + 4*8
+	circleFilterLen = 1 + 4*8
+	boxFilterLen    = 1 + 5*8
 )
 
-// AppendFilter appends the encoding of s for OpMapGeoSearch: its sizes in
-// meters (the radius, width and height times Conversion, as Redis's
-// geoWithinShape computes them, so the store's test is the same
-// arithmetic).
+// AppendFilter appends the encoding of s for OpMapGeoSearch.
 func (s *Shape) AppendFilter(dst []byte) []byte {
 	dst = append(dst, byte(s.Kind))
 	dst = appendF64(dst, s.Lon)
 	dst = appendF64(dst, s.Lat)
+	dst = appendF64(dst, s.Conversion)
 	if s.Kind == KindCircle {
-		return appendF64(dst, s.Radius*s.Conversion)
+		return appendF64(dst, s.Radius)
 	}
-	dst = appendF64(dst, s.Width*s.Conversion)
-	return appendF64(dst, s.Height*s.Conversion)
+	dst = appendF64(dst, s.Width)
+	return appendF64(dst, s.Height)
 }
 
 func appendF64(dst []byte, f float64) []byte {
@@ -38,18 +40,26 @@ func f64At(b []byte, off int) float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(b[off:]))
 }
 
-// ParseFilter decodes an area AppendFilter encoded, in meters (Conversion
-// 1), ready for Test; ok is false when b is not such an encoding.
+// ParseFilter decodes an area AppendFilter encoded, ready for Test and
+// ScanRanges; ok is false when b is not such an encoding of an area a
+// search command can give: a centre within the geo limits, sizes at least
+// 0 and a unit above 0 (a host must not let a module's bad area loop or
+// panic it).
 func ParseFilter(b []byte) (s Shape, ok bool) {
 	switch {
 	case len(b) == circleFilterLen && b[0] == KindCircle:
-		s = Shape{Kind: KindCircle, Radius: f64At(b, 17)}
+		s = Shape{Kind: KindCircle, Radius: f64At(b, 25)}
 	case len(b) == boxFilterLen && b[0] == KindBox:
-		s = Shape{Kind: KindBox, Width: f64At(b, 17), Height: f64At(b, 25)}
+		s = Shape{Kind: KindBox, Width: f64At(b, 25), Height: f64At(b, 33)}
 	default:
 		return Shape{}, false
 	}
-	s.Lon, s.Lat, s.Conversion = f64At(b, 1), f64At(b, 9), 1
+	s.Lon, s.Lat, s.Conversion = f64At(b, 1), f64At(b, 9), f64At(b, 17)
+	if !(s.Lon >= LonMin && s.Lon <= LonMax && s.Lat >= LatMin && s.Lat <= LatMax) ||
+		!(s.Conversion > 0) || math.IsInf(s.Conversion, 1) ||
+		!(s.Radius >= 0 && s.Width >= 0 && s.Height >= 0) {
+		return Shape{}, false
+	}
 	s.prepare()
 	return s, true
 }
@@ -128,20 +138,4 @@ func AppendPoint(dst []byte, score, dist, errBound float64, member []byte) []byt
 	dst = appendF64(dst, errBound)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(member)))
 	return append(dst, member...)
-}
-
-// ValidRanges reports whether b is an OpMapGeoSearch's score ranges: one
-// or more pairs of float64 bits (8 bytes little-endian each), begin and
-// end (exclusive).
-func ValidRanges(b []byte) bool { return len(b) > 0 && len(b)%16 == 0 }
-
-// Range is the i-th score range of an OpMapGeoSearch's ranges b.
-func Range(b []byte, i int) (begin, end float64) {
-	return f64At(b, 16*i), f64At(b, 16*i+8)
-}
-
-// AppendRange appends a score range [begin, end) to an OpMapGeoSearch's
-// ranges.
-func AppendRange(dst []byte, begin, end float64) []byte {
-	return appendF64(appendF64(dst, begin), end)
 }

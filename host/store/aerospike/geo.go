@@ -20,14 +20,14 @@ type geoSearch struct {
 }
 
 // translateGeoSearch translates an OpMapGeoSearch into a value-range read
-// of each score range, with keys and values: Aerospike has no geohash
+// of each score range covering the area (geo.Shape.ScanRanges, at least
+// one: the centre's cell), with keys and values: Aerospike has no geohash
 // filter on map items, so the items are filtered here, after the read
 // (decodeGeoSearch), with the arithmetic the memory store and the geo
 // module use.
 func translateGeoSearch(i int, op *codec.Op, p *plan) {
-	if op.Return != codec.ReturnNone || op.Count < 0 || op.Value.Kind != codec.KindBytes ||
-		op.Value2.Kind != codec.KindBytes || !geo.ValidRanges(op.Value2.Bytes) {
-		p.fail(codec.InvalidOperation, "OpMapGeoSearch needs an area, score ranges, Count >= 0 and no return type")
+	if op.Return != codec.ReturnNone || op.Count < 0 || op.Value.Kind != codec.KindBytes {
+		p.fail(codec.InvalidOperation, "OpMapGeoSearch needs an area, Count >= 0 and no return type")
 		return
 	}
 	sh, ok := geo.ParseFilter(op.Value.Bytes)
@@ -35,11 +35,16 @@ func translateGeoSearch(i int, op *codec.Op, p *plan) {
 		p.fail(codec.InvalidOperation, "OpMapGeoSearch: malformed area")
 		return
 	}
-	ranges := op.Value2.Bytes
-	n := len(ranges) / 16
-	g := &geoSearch{shape: sh, limit: int(min(op.Count, 1<<30)), parts: n}
-	for k := range n {
-		begin, end := geo.Range(ranges, k)
+	var rangesBuf [geo.RangesCap][2]uint64
+	ranges := sh.ScanRanges(rangesBuf[:0])
+	if len(ranges) == 0 {
+		// Never so (the centre's cell meets the area), but the answer
+		// needs a read to come from: an empty range.
+		ranges = append(ranges, [2]uint64{0, 0})
+	}
+	g := &geoSearch{shape: sh, limit: int(min(op.Count, 1<<30)), parts: len(ranges)}
+	for k, rg := range ranges {
+		begin, end := float64(rg[0]), float64(rg[1])
 		s := slot{bin: op.Bin, op: -1, entry: true, resp: true}
 		if k == 0 {
 			s.op, s.geo = i, g // the first answers for all

@@ -9,9 +9,8 @@ import (
 
 // validateGeoSearch checks an OpMapGeoSearch's fields (codec.OpMapGeoSearch).
 func validateGeoSearch(o *codec.Op) *opError {
-	if o.Return != codec.ReturnNone || o.Count < 0 || o.Value.Kind != codec.KindBytes ||
-		o.Value2.Kind != codec.KindBytes || !geo.ValidRanges(o.Value2.Bytes) {
-		return &opError{codec.InvalidOperation, "memory: OpMapGeoSearch needs an area, score ranges, Count >= 0 and no return type"}
+	if o.Return != codec.ReturnNone || o.Count < 0 || o.Value.Kind != codec.KindBytes {
+		return &opError{codec.InvalidOperation, "memory: OpMapGeoSearch needs an area, Count >= 0 and no return type"}
 	}
 	if _, ok := geo.ParseFilter(o.Value.Bytes); !ok {
 		return &opError{codec.InvalidOperation, "memory: OpMapGeoSearch: malformed area"}
@@ -19,26 +18,29 @@ func validateGeoSearch(o *codec.Op) *opError {
 	return nil
 }
 
-// geoSearch runs an OpMapGeoSearch on an existing map bin: each score
-// range's items in rank order, those inside the area (geo.Shape.Test)
+// geoSearch runs an OpMapGeoSearch on an existing map bin: the items of
+// each score range covering the area (geo.Shape.ScanRanges), in rank order, those inside the area (geo.Shape.Test)
 // laid out with their distances, up to o.Count of them. Its pair is in the
 // response's previous list when there is one (cx.dst), as mapReply's.
 func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 	sh, _ := geo.ParseFilter(o.Value.Bytes) // validated
-	ranges := o.Value2.Bytes
+	var rangesBuf [geo.RangesCap][2]uint64
+	ranges := sh.ScanRanges(rangesBuf[:0])
 	limit := int(min(o.Count, 1<<30))
 	r := m.byValue()
 	var buf []byte
 	kept := 0
 	sel := cx.sel[:0]
 	var scratch [32]byte
-	for i := range len(ranges) / 16 {
+	for _, rg := range ranges {
 		if limit > 0 && kept >= limit {
 			break
 		}
-		begin, end := geo.Range(ranges, i)
-		lo := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: begin})
-		hi := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: end})
+		// The bounds as floats, as the module read them before the
+		// store filtered: a cell of the longitude 180 overflow ends
+		// past 2^53, rounded as Redis rounds it.
+		lo := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: float64(rg[0])})
+		hi := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: float64(rg[1])})
 		sel = r.appendRange(sel[:0], lo, hi)
 		for _, e := range sel {
 			score := codec.ScoreOf(&e.v)

@@ -1038,10 +1038,10 @@ func testMapReplyReturns(e *env) {
 	e.eq("missing bin", e.ok(e.rec("nobin").MapGetByRank(codec.BinValue, codec.ReturnRESPKeys, 0, -1)).Values[0], codec.Nil)
 }
 
-// testMapGeoSearch checks codec.OpMapGeoSearch: the items of each score
-// range in rank order, only those inside a circle or a box, with their
-// distances (exact, or within their error bound of geo.Distance), up to
-// Count of them.
+// testMapGeoSearch checks codec.OpMapGeoSearch: the members of the score
+// ranges covering a circle or a box (geo.Shape.ScanRanges), each range's
+// in rank order, only those inside, with their distances (exact, or within
+// their error bound of geo.Distance), up to Count of them.
 func testMapGeoSearch(e *env) {
 	const lon0, lat0 = 13.9, 37.4
 	pos := map[string][2]float64{
@@ -1053,6 +1053,7 @@ func testMapGeoSearch(e *env) {
 		"away": {-73.98, 40.75},   // New York
 		"pole": {179.99, 85.0},    // the top corner
 		"neg":  {-179.99, -85.05}, // the bottom corner
+		"anti": {-179.995, 85.0},  // across the antimeridian from pole
 	}
 	score := func(m string) float64 { return geo.ScoreOf(pos[m][0], pos[m][1]) }
 	var kv []codec.Value
@@ -1060,14 +1061,30 @@ func testMapGeoSearch(e *env) {
 		kv = append(kv, b(m), f64(score(m)))
 	}
 	e.ok(e.rec("g").Put(codec.BinType, codec.Str(codec.TypeZSet)).MapPut(codec.BinValue, codec.MapOrderKeyValue, kv))
-	circle := func(km float64) []byte {
-		sh := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: km, Conversion: 1000}
-		return sh.AppendFilter(nil)
+	// visit is the members a search reads, in the order it reads them:
+	// the covering ranges in their order, each by score, then member.
+	visit := func(sh geo.Shape) []string {
+		var out []string
+		for _, rg := range sh.ScanRanges(nil) {
+			var in []string
+			for m := range pos {
+				if s := score(m); s >= float64(rg[0]) && s < float64(rg[1]) {
+					in = append(in, m)
+				}
+			}
+			slices.SortFunc(in, func(x, y string) int {
+				if c := cmpF(score(x), score(y)); c != 0 {
+					return c
+				}
+				return strings.Compare(x, y)
+			})
+			out = append(out, in...)
+		}
+		return out
 	}
-	box := geo.Shape{Kind: geo.KindBox, Lon: lon0, Lat: lat0, Width: 16, Height: 2, Conversion: 1000}
-	all := geo.AppendRange(nil, 0, 1<<53)
-	// check compares a result with the members expected, in order.
-	check := func(what string, got codec.Value, want ...string) {
+	// check compares a result with the members expected (those of want
+	// inside the shape, in want's order), and their distances with Redis's.
+	check := func(what string, sh geo.Shape, got codec.Value, want []string) {
 		e.t.Helper()
 		if got.Kind != codec.KindList || len(got.List) != 2 || got.List[0].Int != int64(len(want)) {
 			e.t.Errorf("%s: %s, want %d members %v", what, show(got), len(want), want)
@@ -1086,7 +1103,7 @@ func testMapGeoSearch(e *env) {
 			member := string(blob[geo.PointHeader : geo.PointHeader+n])
 			blob = blob[geo.PointHeader+n:]
 			lon, lat := geo.Position(sc)
-			exact := geo.Distance(lon0, lat0, lon, lat)
+			exact := geo.Distance(sh.Lon, sh.Lat, lon, lat)
 			if member != m || sc != score(m) || math.Abs(d-exact) > bound || bound > 1e-3 {
 				e.t.Errorf("%s: %s at %v, %v ± %v m; want %s at %v, %v m", what, member, sc, d, bound, m, score(m), exact)
 			}
@@ -1095,77 +1112,78 @@ func testMapGeoSearch(e *env) {
 			e.t.Errorf("%s: %d bytes after the members", what, len(blob))
 		}
 	}
-	midScore := score("mid")
+	circle := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: 5, Conversion: 1000}
+	box := geo.Shape{Kind: geo.KindBox, Lon: lon0, Lat: lat0, Width: 16, Height: 2, Conversion: 1000}
+	tiny := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: 1, Conversion: 1}
 	r := e.ok(e.rec("g").
-		MapGeoSearch(codec.BinValue, circle(5), all, 0).
-		MapGeoSearch(codec.BinValue, circle(5), geo.AppendRange(geo.AppendRange(nil, midScore, 1<<53), 0, midScore), 0).
-		MapGeoSearch(codec.BinValue, circle(5), all, 2).
-		MapGeoSearch(codec.BinValue, box.AppendFilter(nil), all, 0).
-		MapGeoSearch(codec.BinValue, circle(5), geo.AppendRange(nil, 0, score("near")), 0).
-		MapGeoSearch(codec.BinValue, circle(0.001), all, 0))
-	// Rank order: by score, equal scores by member.
-	inside := []string{"near", "mid", "tie1", "tie2"}
-	slices.SortStableFunc(inside, func(x, y string) int {
-		if c := cmpF(score(x), score(y)); c != 0 {
-			return c
-		}
-		return strings.Compare(x, y)
-	})
-	check("circle", r.Values[0], inside...)
-	var split []string // the ranges in their order: from mid up, then below it
-	for _, m := range inside {
-		if score(m) >= midScore {
-			split = append(split, m)
+		MapGeoSearch(codec.BinValue, circle.AppendFilter(nil), 0).
+		MapGeoSearch(codec.BinValue, circle.AppendFilter(nil), 2).
+		MapGeoSearch(codec.BinValue, box.AppendFilter(nil), 0).
+		MapGeoSearch(codec.BinValue, tiny.AppendFilter(nil), 0))
+	// Inside the circle: near, mid, tie1, tie2 (not far, 7 km away), in
+	// the order they are read.
+	var inCircle []string
+	for _, m := range visit(circle) {
+		if m == "near" || m == "mid" || m == "tie1" || m == "tie2" {
+			inCircle = append(inCircle, m)
 		}
 	}
-	for _, m := range inside {
-		if score(m) < midScore {
-			split = append(split, m)
+	if len(inCircle) != 4 || slices.Index(inCircle, "tie1") > slices.Index(inCircle, "tie2") {
+		e.t.Fatalf("the covering ranges read %v", visit(circle))
+	}
+	check("circle", circle, r.Values[0], inCircle)
+	check("count", circle, r.Values[1], inCircle[:2])
+	// Inside the 16 × 2 km box: near, far, tie1, tie2 (not mid, 2.2 km
+	// north).
+	var inBox []string
+	for _, m := range visit(box) {
+		if m == "near" || m == "far" || m == "tie1" || m == "tie2" {
+			inBox = append(inBox, m)
 		}
 	}
-	check("two ranges in their order", r.Values[1], split...)
-	check("count", r.Values[2], inside[:2]...)
-	boxIn := []string{"near", "far", "tie1", "tie2"}
-	slices.SortStableFunc(boxIn, func(x, y string) int {
-		if c := cmpF(score(x), score(y)); c != 0 {
-			return c
+	check("box", box, r.Values[2], inBox)
+	check("nothing inside", tiny, r.Values[3], nil)
+	// At the corners of the map: 10 km around each holds it; around
+	// pole, anti across the antimeridian too.
+	for _, c := range []struct {
+		at   string
+		want []string
+	}{{"pole", []string{"pole", "anti"}}, {"neg", []string{"neg"}}, {"anti", []string{"pole", "anti"}}} {
+		sh := geo.Shape{Kind: geo.KindCircle, Lon: pos[c.at][0], Lat: pos[c.at][1], Radius: 10, Conversion: 1000}
+		var want []string
+		for _, m := range visit(sh) {
+			if slices.Contains(c.want, m) {
+				want = append(want, m)
+			}
 		}
-		return strings.Compare(x, y)
-	})
-	check("box", r.Values[3], boxIn...)
-	var below []string
-	for _, m := range inside {
-		if score(m) < score("near") {
-			below = append(below, m)
+		if len(want) != len(c.want) {
+			e.t.Fatalf("around %s, the covering ranges read %v", c.at, visit(sh))
 		}
-	}
-	check("a range that leaves members out", r.Values[4], below...)
-	check("nothing inside", r.Values[5])
-	// The corners of the map: a circle around each.
-	for _, m := range []string{"pole", "neg"} {
-		sh := geo.Shape{Kind: geo.KindCircle, Lon: pos[m][0], Lat: pos[m][1], Radius: 10, Conversion: 1000}
-		r := e.ok(e.rec("g").MapGeoSearch(codec.BinValue, sh.AppendFilter(nil), all, 0))
-		if l := r.Values[0].List; len(l) != 2 || l[0].Int != 1 || !strings.HasSuffix(string(l[1].Bytes), m) {
-			e.t.Errorf("circle around %s: %s", m, show(r.Values[0]))
-		}
+		check("around "+c.at, sh, e.ok(e.rec("g").MapGeoSearch(codec.BinValue, sh.AppendFilter(nil), 0)).Values[0], want)
 	}
 	// Malformed ops.
+	area := circle.AppendFilter(nil)
+	neg := circle
+	neg.Radius = -1
+	out := circle
+	out.Lat = 86
 	for _, c := range []*codec.Call{
-		e.rec("g").MapGeoSearch(codec.BinValue, circle(5)[:10], all, 0),
-		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), nil, 0),
-		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), all[:12], 0),
-		e.rec("g").MapGeoSearch(codec.BinValue, circle(5), all, -1),
+		e.rec("g").MapGeoSearch(codec.BinValue, area[:10], 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, append(area, 0), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, neg.AppendFilter(nil), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, out.AppendFilter(nil), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, area, -1),
 		{Key: e.key("g"), Ops: []codec.Op{{Code: codec.OpMapGeoSearch, Bin: codec.BinValue,
-			Value: codec.Bytes(circle(5)), Value2: codec.Bytes(all), Return: codec.ReturnCount}}},
+			Value: codec.Bytes(area), Return: codec.ReturnCount}}},
 	} {
 		e.fails(c, codec.InvalidOperation)
 	}
 	// A missing bin returns nothing; a bin that is not a map is refused.
 	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
-	e.eq("missing bin", e.ok(e.rec("nobin").MapGeoSearch(codec.BinValue, circle(5), all, 0)).Values[0], codec.Nil)
+	e.eq("missing bin", e.ok(e.rec("nobin").MapGeoSearch(codec.BinValue, area, 0)).Values[0], codec.Nil)
 	e.ok(e.rec("str").Put(codec.BinValue, b("x")))
-	e.fails(e.rec("str").MapGeoSearch(codec.BinValue, circle(5), all, 0), codec.BinTypeError)
-	e.fails(e.rec("none").MapGeoSearch(codec.BinValue, circle(5), all, 0), codec.NotFound)
+	e.fails(e.rec("str").MapGeoSearch(codec.BinValue, area, 0), codec.BinTypeError)
+	e.fails(e.rec("none").MapGeoSearch(codec.BinValue, area, 0), codec.NotFound)
 }
 
 func cmpF(a, b float64) int {

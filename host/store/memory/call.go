@@ -14,8 +14,9 @@ import (
 type callCtx struct {
 	draft []bin
 	undo  []undoRec
-	idx   []int32  // selected list items
-	sel   []*entry // selected map items
+	idx   []int32   // selected list items
+	sel   []*entry  // selected map items
+	geo   []geoKept // items an OpMapGeoSearch keeps
 	// dst is storage a list read may reuse for its result (length 0):
 	// the list of the response's previous value for the op.
 	dst []codec.Value

@@ -28,12 +28,13 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 	ranges := sh.ScanRanges(rangesBuf[:0])
 	limit := int(min(o.Count, 1<<30))
 	r := m.byValue()
-	var buf []byte
-	kept := 0
+	// The kept items first, then the blob made at its size: one
+	// allocation where growing it would copy it a few times.
+	kept := cx.geo[:0]
+	size := 0
 	sel := cx.sel[:0]
-	var scratch [32]byte
 	for _, rg := range ranges {
-		if limit > 0 && kept >= limit {
+		if limit > 0 && len(kept) >= limit {
 			break
 		}
 		// The bounds as floats, as the module read them before the
@@ -48,27 +49,43 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 			if !in {
 				continue
 			}
-			if buf == nil {
-				buf = make([]byte, 0, 16*(geo.PointHeader+16))
-			}
-			buf = geo.AppendPoint(buf, score, d, errBound, keyBytes(&e.k, &scratch))
-			kept++
-			if limit > 0 && kept >= limit {
+			kept = append(kept, geoKept{e: e, score: score, dist: d, err: errBound})
+			size += geo.PointHeader + len(e.k.Bytes) + 24 // room for a number's digits
+			if limit > 0 && len(kept) >= limit {
 				break
 			}
 		}
 	}
 	clear(sel)
 	cx.sel = sel[:0]
+	var buf []byte
+	if len(kept) > 0 {
+		buf = make([]byte, 0, size)
+	}
+	var scratch [32]byte
+	for i := range kept {
+		k := &kept[i]
+		buf = geo.AppendPoint(buf, k.score, k.dist, k.err, keyBytes(&k.e.k, &scratch))
+	}
+	n := len(kept)
+	clear(kept)
+	cx.geo = kept[:0]
 	out := cx.dst
 	cx.dst = nil
 	if cap(out) < 2 {
 		out = make([]codec.Value, 2)
 	}
 	out = out[:2]
-	out[0] = codec.Int(int64(kept))
+	out[0] = codec.Int(int64(n))
 	out[1] = codec.Bytes(buf)
 	return codec.Value{Kind: codec.KindList, List: out}
+}
+
+// geoKept is an item an OpMapGeoSearch keeps, with its score and
+// distance.
+type geoKept struct {
+	e                *entry
+	score, dist, err float64
 }
 
 // keyBytes is a map key as a member's bytes, as codec.AppendBulks writes

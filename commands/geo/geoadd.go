@@ -4,6 +4,7 @@ import (
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 )
 
 func init() {
@@ -38,7 +39,7 @@ func runGeoAdd(c *sdk.Ctx) {
 			c.Error(msg)
 			return
 		}
-		kv = append(c.Values(2)[:0], codec.Bytes(c.Arg(i+2)), kit.StoreScore(scoreOf(lon, lat)))
+		kv = append(c.Values(2)[:0], codec.Bytes(c.Arg(i+2)), kit.StoreScore(geo.ScoreOf(lon, lat)))
 	} else {
 		members, scores, msg := geoAddMembers(c, i, n)
 		if msg != "" {
@@ -67,7 +68,7 @@ func geoAddMembers(c *sdk.Ctx, i, n int) (members [][]byte, scores []float64, ms
 		if msg != "" {
 			return nil, nil, msg
 		}
-		scores[j] = scoreOf(lon, lat)
+		scores[j] = geo.ScoreOf(lon, lat)
 		members[j] = c.Arg(i + 3*j + 2)
 	}
 	return members, scores, ""

@@ -4,6 +4,7 @@ import (
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 )
 
 func init() {
@@ -66,21 +67,18 @@ func eachMember(c *sdk.Ctx, hash bool) {
 		case !found:
 			w.NullArray()
 		case hash:
-			// The standard geohash covers latitudes ±90, not Redis's
-			// ±85.05: the position is encoded again over those spans.
-			lon, lat, _ := position(s)
-			h, _ := encode(span{-180, 180}, span{-90, 90}, lon, lat, stepMax)
+			h := geo.StandardHash(geo.Position(s))
 			var buf [11]byte
 			for i := range 11 {
 				idx := 0
 				if i < 10 {
-					idx = int(h.bits>>(52-uint(i+1)*5)) & 0x1f
+					idx = int(h>>(52-uint(i+1)*5)) & 0x1f
 				}
 				buf[i] = geoAlphabet[idx]
 			}
 			w.Bulk(buf[:])
 		default:
-			lon, lat, _ := position(s)
+			lon, lat := geo.Position(s)
 			w.Array(2)
 			replyCoord(c, lon)
 			replyCoord(c, lat)
@@ -113,8 +111,8 @@ func runGeoDist(c *sdk.Ctx) {
 			c.Reply().Null()
 			return
 		}
-		lon1, lat1, _ := position(s1)
-		lon2, lat2, _ := position(s2)
-		replyDistance(c, distance(lon1, lat1, lon2, lat2)/conv)
+		lon1, lat1 := geo.Position(s1)
+		lon2, lat2 := geo.Position(s2)
+		replyDistance(c, geo.Distance(lon1, lat1, lon2, lat2)/conv)
 	})
 }

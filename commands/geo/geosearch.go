@@ -8,6 +8,7 @@ import (
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 )
 
 func init() {
@@ -62,7 +63,7 @@ type search struct {
 	sort      int
 	any       bool
 	count     int64
-	sh        shape
+	sh        geo.Shape
 }
 
 // What parsing a search command decided.
@@ -88,12 +89,12 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 	switch {
 	case mode&modeCoords != 0:
 		base = 6
-		s.sh.kind = circular
+		s.sh.Kind = geo.KindCircle
 		lon, lat, m := parseLonLat(c.Arg(2), c.Arg(3))
 		if m != "" {
 			return nil, parsedError, m
 		}
-		s.sh.lon, s.sh.lat = lon, lat
+		s.sh.Lon, s.sh.Lat = lon, lat
 		if m := parseDistance(c.Arg(4), c.Arg(5), &s.sh); m != "" {
 			return nil, parsedError, m
 		}
@@ -101,12 +102,12 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		base = 5
 	case mode&modeMember != 0:
 		base = 5
-		s.sh.kind = circular
+		s.sh.Kind = geo.KindCircle
 		lon, lat, found := kv.lookup(c.Arg(2))
 		if !found {
 			return nil, parsedError, errNoMember
 		}
-		s.sh.lon, s.sh.lat = lon, lat
+		s.sh.Lon, s.sh.Lat = lon, lat
 		if m := parseDistance(c.Arg(3), c.Arg(4), &s.sh); m != "" {
 			return nil, parsedError, m
 		}
@@ -160,7 +161,7 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 				if !found {
 					return nil, parsedError, errNoMember
 				}
-				s.sh.lon, s.sh.lat = lon, lat
+				s.sh.Lon, s.sh.Lat = lon, lat
 			}
 			fromMember = true
 			i++
@@ -169,21 +170,21 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			if m != "" {
 				return nil, parsedError, m
 			}
-			s.sh.lon, s.sh.lat = lon, lat
+			s.sh.Lon, s.sh.Lat = lon, lat
 			fromLoc = true
 			i += 2
 		case kw == kwByRadius && i+2 < remaining && mode&modeSearch != 0 && !byBox:
 			if m := parseDistance(next(1), next(2), &s.sh); m != "" {
 				return nil, parsedError, m
 			}
-			s.sh.kind = circular
+			s.sh.Kind = geo.KindCircle
 			byRadius = true
 			i += 2
 		case kw == kwByBox && i+3 < remaining && mode&modeSearch != 0 && !byRadius:
 			if m := parseBox(next(1), next(2), next(3), &s.sh); m != "" {
 				return nil, parsedError, m
 			}
-			s.sh.kind = rectangle
+			s.sh.Kind = geo.KindBox
 			byBox = true
 			i += 3
 		default:
@@ -307,7 +308,7 @@ func foldKey(b []byte) (lo, hi uint64) {
 }
 
 // parseDistance is extractDistanceOrReply: a radius and its unit.
-func parseDistance(radius, unit []byte, sh *shape) string {
+func parseDistance(radius, unit []byte, sh *geo.Shape) string {
 	r, ok := kit.ParseDouble(radius)
 	if !ok {
 		return "ERR need numeric radius"
@@ -315,15 +316,15 @@ func parseDistance(radius, unit []byte, sh *shape) string {
 	if r < 0 {
 		return errNegRadius
 	}
-	sh.radius = r
-	if sh.conversion = parseUnit(unit); sh.conversion == 0 {
+	sh.Radius = r
+	if sh.Conversion = parseUnit(unit); sh.Conversion == 0 {
 		return errUnit
 	}
 	return ""
 }
 
 // parseBox is extractBoxOrReply: a width, a height and their unit.
-func parseBox(width, height, unit []byte, sh *shape) string {
+func parseBox(width, height, unit []byte, sh *geo.Shape) string {
 	w, ok := kit.ParseDouble(width)
 	if !ok {
 		return "ERR need numeric width"
@@ -335,8 +336,8 @@ func parseBox(width, height, unit []byte, sh *shape) string {
 	if h < 0 || w < 0 {
 		return errNegBox
 	}
-	sh.width, sh.height = w, h
-	if sh.conversion = parseUnit(unit); sh.conversion == 0 {
+	sh.Width, sh.Height = w, h
+	if sh.Conversion = parseUnit(unit); sh.Conversion == 0 {
 		return errUnit
 	}
 	return ""
@@ -374,7 +375,8 @@ func searchStart(c *sdk.Ctx, mode int) {
 				if !found {
 					return 0, 0, false
 				}
-				return position(sc)
+				lon, lat := geo.Position(sc)
+				return lon, lat, true
 			}})
 			switch outcome {
 			case parsedError:
@@ -400,18 +402,16 @@ func searchStart(c *sdk.Ctx, mode int) {
 	s.read(c)
 }
 
-// read reads the score ranges covering the search area (scanRanges), in
-// one operate on the source, and (to store) the destination beside it.
+// read reads the members inside the search area, the store covering it
+// with score ranges and filtering their members (codec.OpMapGeoSearch),
+// in one operate on the source, and (to store) the destination beside it.
 func (s *search) read(c *sdk.Ctx) {
-	call := c.Record(c.Arg(s.src)).Guard(codec.TypeZSet)
-	ranges := s.sh.scanRanges()
-	for _, rg := range ranges {
-		// The members packed (score, length, member): no value per
-		// member for the store to make and lay out, nor for the
-		// collector on either side to scan.
-		call.MapGetByValueRange(codec.BinValue, codec.ReturnScoredKeys, codec.Float(float64(rg[0])), codec.Float(float64(rg[1])))
+	areaBuf = s.sh.AppendFilter(areaBuf[:0])
+	var limit int64
+	if s.any {
+		limit = s.count // stop where Redis stops: after COUNT members in its visit order
 	}
-	ops := len(ranges)
+	c.Record(c.Arg(s.src)).Guard(codec.TypeZSet).MapGeoSearch(codec.BinValue, areaBuf, limit)
 	if s.store != 0 {
 		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
 	}
@@ -430,18 +430,21 @@ func (s *search) read(c *sdk.Ctx) {
 			kit.GuardFailed(c, r)
 			return
 		}
-		s.answer(c, s.collect(r, ops), dst)
+		s.answer(c, s.collect(r), dst)
 	})
 }
 
-// point is a member found inside the area (geoPoint). dist is exact
+// areaBuf is scratch storage for the encoded area, which the call's
+// builder reads when the op is added.
+var areaBuf []byte
+
+// point is a member the store kept inside the area. dist is exact
 // (Redis's) when err is 0, else an estimate within err of it.
 type point struct {
-	member   []byte
-	score    float64
-	lon, lat float64
-	dist     float64
-	err      float64
+	member []byte
+	score  float64
+	dist   float64
+	err    float64
 }
 
 // Scratch storage of the search being answered, reused from one search to
@@ -452,42 +455,35 @@ var (
 	orderBuf []int32
 )
 
-// collect keeps the members of the cells' ranges inside the shape, in the
-// order Redis visits them, stopping as Redis does once ANY's count is
-// reached.
-func (s *search) collect(r *codec.Result, ops int) []point {
-	var limit int
-	if s.any {
-		limit = int(min(s.count, 1<<30))
+// collect reads the points the store kept (codec.OpMapGeoSearch's Int(how
+// many) and packed points), in the order Redis visits them.
+func (s *search) collect(r *codec.Result) []point {
+	l := r.Values[0].List
+	if len(l) != 2 {
+		return nil // the bin is missing
 	}
-	// Each range's result is Int(how many) and the packed members.
-	total := 0
-	for i := range ops {
-		if l := r.Values[i].List; len(l) == 2 {
-			total += int(l[0].Int)
-		}
-	}
+	total := int(l[0].Int)
 	pts := ptsBuf[:0]
 	if cap(pts) < total {
 		pts = make([]point, 0, total)
 		ptsBuf = pts
 	}
-	if s.sh.kind == circular {
-		s.sh.circleSetup()
-	}
-	for i := range ops {
-		if len(pts) > 0 && limit > 0 && len(pts) >= limit {
+	blob := l[1].Bytes
+	for off := 0; len(pts) < total; {
+		if off+geo.PointHeader > len(blob) {
+			break // truncated, which no store makes
+		}
+		end := off + geo.PointHeader + int(load32(blob, off+24))
+		if end > len(blob) || end < off {
 			break
 		}
-		l := r.Values[i].List
-		if len(l) != 2 {
-			continue // the bin is missing
-		}
-		if s.sh.kind == circular {
-			pts = s.sh.collectCircle(l[1].Bytes, pts, limit)
-		} else {
-			pts = s.sh.collectBox(l[1].Bytes, pts, limit)
-		}
+		pts = pts[:len(pts)+1]
+		p := &pts[len(pts)-1]
+		p.score = math.Float64frombits(load64(blob, off))
+		p.dist = math.Float64frombits(load64(blob, off+8))
+		p.err = math.Float64frombits(load64(blob, off+16))
+		p.member = blob[off+geo.PointHeader : end : end]
+		off = end
 	}
 	return pts
 }
@@ -533,10 +529,10 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	order = order[:n]
 	for _, i := range order {
 		p := &pts[i]
-		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.conversion, p.err/s.sh.conversion)) {
+		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.Conversion, p.err/s.sh.Conversion)) {
 			s.exact(p)
 		}
-		p.dist /= s.sh.conversion
+		p.dist /= s.sh.Conversion
 	}
 	if s.store != 0 {
 		s.storeResult(c, pts, order, dst)
@@ -563,9 +559,10 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 			w.Int(int64(p.score))
 		}
 		if s.withCoord {
+			lon, lat := geo.Position(p.score)
 			w.Array(2)
-			replyCoord(c, p.lon)
-			replyCoord(c, p.lat)
+			replyCoord(c, lon)
+			replyCoord(c, lat)
 		}
 	}
 }
@@ -633,7 +630,8 @@ func cmpFloat(a, b float64) int {
 
 // exact replaces an estimated distance with Redis's.
 func (s *search) exact(p *point) {
-	p.dist, p.err = distance(s.sh.lon, s.sh.lat, p.lon, p.lat), 0
+	lon, lat := geo.Position(p.score)
+	p.dist, p.err = geo.Distance(s.sh.Lon, s.sh.Lat, lon, lat), 0
 }
 
 // settleOrder measures exactly every point whose estimate could compare
@@ -708,149 +706,4 @@ func load64(b []byte, off int) uint64 {
 
 func load32(b []byte, off int) uint32 {
 	return *(*uint32)(unsafe.Pointer(unsafe.SliceData(b[off:])))
-}
-
-// Each item of a codec.ReturnScoredKeys blob is the score's bits (8
-// bytes), the member's length (4) and the member. The collectors read
-// them with single loads (byte-wise little-endian reads are eight loads
-// and shifts in WebAssembly) and stop at a truncated item, which neither
-// store makes.
-
-// packedItem reads the item of a packed range (codec.ReturnScoredKeys: score
-// bits, member length, member) at off: its score, member and the offset of
-// the next item, or next -1 at the end or a malformed item. Small enough to
-// be inlined in the loops that call it.
-func packedItem(blob []byte, off int) (score float64, member []byte, next int) {
-	if off+12 > len(blob) {
-		return 0, nil, -1
-	}
-	end := off + 12 + int(load32(blob, off+8))
-	if end > len(blob) || end < off {
-		return 0, nil, -1
-	}
-	return math.Float64frombits(load64(blob, off)), blob[off+12 : end : end], end
-}
-
-// collectBox appends to pts the members of blob inside a box (within),
-// up to limit points when limit > 0.
-func (s *shape) collectBox(blob []byte, pts []point, limit int) []point {
-	for off := 0; ; {
-		score, member, next := packedItem(blob, off)
-		if next < 0 {
-			break
-		}
-		off = next
-		lon, lat, _ := position(score)
-		if d, e, in := s.within(lon, lat); in {
-			pts = addPoint(pts, member, score, lon, lat, d, e)
-			if limit > 0 && len(pts) >= limit {
-				break
-			}
-		}
-	}
-	return pts
-}
-
-// circleSetup computes once the bounds within's circle tests use
-// (collectCircle).
-func (s *shape) circleSetup() {
-	if s.aMax == 0 {
-		s.circleBounds(s.radius * s.conversion)
-	}
-}
-
-// collectCircle is collectBox for a circle, with position, within's
-// circle tests and haversineA's small-angle path written out in the loop:
-// a search tests every member its ranges read, and a call costs more in
-// WebAssembly than most of those tests (TestCollectCircleMatchesWithin
-// checks it keeps what within keeps, at the same distances). circleSetup
-// must have run.
-func (s *shape) collectCircle(blob []byte, pts []point, limit int) []point {
-	r := s.radius * s.conversion
-	latLim := radToDeg(r/earthRadius)*(1+1e-9) + 1e-9
-	// The shape's fields in locals: loads through s cannot be hoisted out
-	// of the loop past the stores of addPoint.
-	cLat, cLon, cosLat, sinLat, aMax, lonLim := s.lat, s.lon, s.cosLat, s.sinLat, s.aMax, s.lonMax
-	lat1r, lon1r := degToRad(cLat), degToRad(cLon)
-	const latScale = latMax - latMin
-	const lonScale = lonMax - lonMin
-	const div = float64(uint64(1) << stepMax)
-	for off := 0; ; {
-		score, member, next := packedItem(blob, off)
-		if next < 0 {
-			break
-		}
-		off = next
-		// position(score), deinterleave64's halves inlined (a call in
-		// WebAssembly passes its arguments through memory)
-		ilato := float64(squeeze(uint64(score)))
-		ilono := float64(squeeze(uint64(score) >> 1))
-		latLo := latMin + float64(ilato*1.0/div*latScale)
-		latHi := latMin + float64((ilato+1)*1.0/div*latScale)
-		lonLo := lonMin + float64(ilono*1.0/div*lonScale)
-		lonHi := lonMin + float64((ilono+1)*1.0/div*lonScale)
-		lon := clamp((lonLo+lonHi)/2, lonMin, lonMax)
-		lat := clamp((latLo+latHi)/2, latMin, latMax)
-		// within's circle tests
-		if math.Abs(lat-cLat) > latLim {
-			continue
-		}
-		dl := math.Abs(lon - cLon)
-		if dl > 180 {
-			dl = 360 - dl
-		}
-		if dl > lonLim {
-			continue
-		}
-		var a float64
-		hlat := (degToRad(lat) - lat1r) / 2
-		hlon := (degToRad(lon) - lon1r) / 2
-		if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
-			u, v := sinSmall(hlat), sinSmall(hlon)
-			t := 2 * hlat
-			cos2 := cosLat*cosSmall(t) - sinLat*sinSmall(t)
-			a = u*u + cosLat*cos2*v*v
-		} else {
-			a = s.haversineA(lon, lat)
-		}
-		if a > aMax {
-			continue
-		}
-		var d, e float64
-		if sq := math.Sqrt(a); sq < 2*smallAngle {
-			// fastFromA's small-angle path, written out
-			d = 2.0 * earthRadius * asinSmall(sq)
-			e = d*1e-13 + 1e-9
-		} else {
-			d, e = fastFromA(a)
-		}
-		switch {
-		case d-e > r:
-			continue
-		case d+e > r:
-			d, e = distance(cLon, cLat, lon, lat), 0
-			if d > r {
-				continue
-			}
-		}
-		pts = addPoint(pts, member, score, lon, lat, d, e)
-		if limit > 0 && len(pts) >= limit {
-			break
-		}
-	}
-	return pts
-}
-
-// addPoint appends a point field by field: appending a point value is a
-// 64-byte copy (a memory.copy, a host call, in WebAssembly). collect
-// sized pts for every member read, so it never grows here.
-func addPoint(pts []point, member []byte, score, lon, lat, d, e float64) []point {
-	if len(pts) == cap(pts) {
-		pts = append(pts, point{})
-	} else {
-		pts = pts[:len(pts)+1]
-	}
-	p := &pts[len(pts)-1]
-	p.member, p.score, p.lon, p.lat, p.dist, p.err = member, score, lon, lat, d, e
-	return pts
 }

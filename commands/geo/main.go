@@ -8,15 +8,16 @@
 // interleaved geohashes of the members' positions. So ZRANGE, ZREM, TYPE
 // (zset) and the rest of the sorted-set commands work on a geo set, and a
 // geo command works on any sorted set, as in Redis. The arithmetic
-// (geohash.go) is Redis 7.0's, operation for operation, so that scores,
-// positions and distances are redis-server's to the last digit.
+// (guest-sdk/geo, which the stores use too) is Redis 7.0's, operation for
+// operation, so that scores, positions and distances are redis-server's
+// to the last digit.
 //
 // Atomicity: GEOADD is one operate (ZADD's, from kit). GEOPOS, GEOHASH and
 // GEODIST read the members' scores in one operate. A search around a
 // position (FROMLONLAT, GEORADIUS) reads the score ranges of the covering
-// geohash cells, each a value-range read of the map, all in one operate; a
-// search around a member reads the member's score first, then the cells:
-// two operates. GEOSEARCHSTORE and the STORE options write the destination
+// geohash cells in one op (codec.OpMapGeoSearch), with which the store
+// keeps only the members inside the area; a search around a member reads
+// the member's score first, then the cells: two operates. GEOSEARCHSTORE and the STORE options write the destination
 // as kit.DestStore does.
 package main
 
@@ -27,6 +28,7 @@ import (
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 )
 
 func main() {}
@@ -52,7 +54,7 @@ func parseLonLat(lonArg, latArg []byte) (lon, lat float64, msg string) {
 	if !ok2 {
 		return 0, 0, kit.NotFloat
 	}
-	if lon < lonMin || lon > lonMax || lat < latMin || lat > latMax {
+	if lon < geo.LonMin || lon > geo.LonMax || lat < geo.LatMin || lat > geo.LatMax {
 		b := []byte("ERR invalid longitude,latitude pair ")
 		b = appendPrintf6(b, lon)
 		b = append(b, ',')

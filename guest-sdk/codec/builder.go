@@ -181,6 +181,13 @@ func (c *Call) MapGetByKeyRelIndex(bin string, ret MapReturn, anchor Value, rel,
 	return c.op(Op{Code: OpMapGetByKeyRelIndex, Bin: bin, Return: ret, Value: anchor, Index: rel, Count: count})
 }
 
+// MapGeoSearch reads the items of a geo set inside the area (as
+// geo.Shape.AppendFilter encodes it), in the order Redis visits them, up
+// to count of them (0: all); see OpMapGeoSearch.
+func (c *Call) MapGeoSearch(bin string, area []byte, count int64) *Call {
+	return c.op(Op{Code: OpMapGeoSearch, Bin: bin, Value: Bytes(area), Count: count})
+}
+
 // MapClear removes every item of a map bin.
 func (c *Call) MapClear(bin string) *Call { return c.binOp(OpMapClear, bin) }
 

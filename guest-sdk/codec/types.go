@@ -327,6 +327,28 @@ const (
 	// it: PFCOUNT reads a dense HLL's header only, and Redis refuses a dense
 	// HLL of the wrong length.
 	OpExpectBlobSize
+
+	// OpMapGeoSearch is a geo search's read of a sorted set (a map bin of
+	// member → score whose scores are 52-bit geohashes, the geo module's
+	// layout), filtered by the store. Value is the search area (bytes, as
+	// geo.Shape.AppendFilter encodes it: a circle or a box around a
+	// centre, in a unit). The store reads the score ranges that cover the
+	// area (geo.Shape.ScanRanges: the cells Redis 7.0 visits, in its
+	// order, narrowed to the sub-cells that can hold a member inside),
+	// each range's items in rank order as OpMapGetByValues would, and
+	// keeps those inside the area as Redis decides it (geo.Shape.Test);
+	// with Count > 0 it stops once Count items are kept (COUNT ANY). The
+	// arithmetic is package geo's, which the module uses too. It returns
+	// a list of two values: Int(how many kept), and one blob holding each
+	// kept item in that order, as geo.AppendPoint lays it out: the score,
+	// the distance from the centre in meters and its error bound (0:
+	// exact), the member's length and the member. Return must be
+	// ReturnNone. A missing bin returns Nil; anything else malformed is
+	// InvalidOperation. So the members a search reads never cross the ABI
+	// one by one, and the module neither covers the area with cells nor
+	// decodes and measures a candidate: Go-compiled WebAssembly is several
+	// times slower than the host at that arithmetic.
+	OpMapGeoSearch
 )
 
 // HLLDenseSize is the length of a dense Redis HyperLogLog: a 16-byte
@@ -358,7 +380,7 @@ func (c OpCode) ReadOnly() bool {
 	case OpGet, OpGetHeader, OpMapSize, OpMapGetByKeys, OpMapGetByIndex, OpMapGetByRank,
 		OpMapGetByValues, OpMapGetByKeyRange, OpMapGetByValueRelRank, OpMapGetByKeyRelIndex,
 		OpListSize, OpListGetByIndex, OpListGetByValue, OpExpectListItem,
-		OpBitGet, OpBitCount, OpExpectBlobSize:
+		OpBitGet, OpBitCount, OpExpectBlobSize, OpMapGeoSearch:
 		return true
 	}
 	return false

@@ -406,6 +406,10 @@ func decode(p *plan, rec *as.Record, res *codec.Result, respondAll bool) bool {
 				n++
 			}
 		}
+		if s.geo != nil {
+			res.Values[s.op] = decodeGeoSearch(s.geo, rec.Bins, s.bin, n)
+			continue
+		}
 		res.Values[s.op] = decodeSlot(s, entry(rec.Bins, s.bin, n))
 	}
 	return true

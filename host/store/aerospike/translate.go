@@ -38,6 +38,9 @@ type slot struct {
 	// like, maybe with codec.ReturnReversed), lays the key-value pairs
 	// read out as that reply.
 	reply codec.MapReturn
+	// geo, on the first of an OpMapGeoSearch's value-range reads, makes
+	// its answer from theirs (decodeGeoSearch).
+	geo   *geoSearch
 	entry bool // answers with a result entry when every op must respond
 	// resp: the op answers with a bin even when not every op must respond
 	// (bin and CDT reads, CDT writes); Aerospike refuses such ops next to a
@@ -713,6 +716,9 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 		codec.OpMapGetByKeyRange, codec.OpMapRemoveByKeyRange,
 		codec.OpMapGetByValueRelRank, codec.OpMapGetByKeyRelIndex:
 		t.translateSelect(i, op, p)
+
+	case codec.OpMapGeoSearch:
+		translateGeoSearch(i, op, p)
 
 	case codec.OpMapClear:
 		p.add(as.MapClearOp(op.Bin), slot{bin: op.Bin, op: i, entry: true, resp: true})

@@ -14,8 +14,9 @@ import (
 type callCtx struct {
 	draft []bin
 	undo  []undoRec
-	idx   []int32  // selected list items
-	sel   []*entry // selected map items
+	idx   []int32   // selected list items
+	sel   []*entry  // selected map items
+	geo   []geoKept // items an OpMapGeoSearch keeps
 	// dst is storage a list read may reuse for its result (length 0):
 	// the list of the response's previous value for the op.
 	dst []codec.Value
@@ -129,6 +130,10 @@ func validate(c *codec.Call) (writes bool, e *opError) {
 				return false, &opError{codec.InvalidOperation, "memory: unknown map return type"}
 			}
 		case codec.OpMapSize:
+		case codec.OpMapGeoSearch:
+			if e := validateGeoSearch(o); e != nil {
+				return false, e
+			}
 		case codec.OpListAppend, codec.OpListInsert:
 			writes = true
 			if len(o.Values) == 0 {

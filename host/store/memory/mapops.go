@@ -397,6 +397,9 @@ func (cx *callCtx) mapIncrement(o *codec.Op) (codec.Value, *opError) {
 
 // mapRead runs a map read op on an existing map bin.
 func (cx *callCtx) mapRead(m *omap, o *codec.Op) (codec.Value, *opError) {
+	if o.Code == codec.OpMapGeoSearch {
+		return cx.geoSearch(m, o), nil
+	}
 	sel := cx.selectItems(m, o)
 	var v codec.Value
 	if o.Return.ReplyReturn() {

@@ -14,12 +14,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/guest-sdk/geo"
 	"github.com/respike/respike/host/store"
 )
 
@@ -100,6 +102,7 @@ var cases = []testCase{
 	{"MapByKeyRelIndex", testMapByKeyRelIndex},
 	{"MapReturnRank", testMapReturnRank},
 	{"MapReplyReturns", testMapReplyReturns},
+	{"MapGeoSearch", testMapGeoSearch},
 	{"MapKeyOrder", testMapKeyOrder},
 	{"MapBlobKeyBounds", testMapBlobKeyBounds},
 	{"MapClear", testMapClear},
@@ -1033,6 +1036,164 @@ func testMapReplyReturns(e *env) {
 	// A missing bin returns nothing.
 	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
 	e.eq("missing bin", e.ok(e.rec("nobin").MapGetByRank(codec.BinValue, codec.ReturnRESPKeys, 0, -1)).Values[0], codec.Nil)
+}
+
+// testMapGeoSearch checks codec.OpMapGeoSearch: the members of the score
+// ranges covering a circle or a box (geo.Shape.ScanRanges), each range's
+// in rank order, only those inside, with their distances (exact, or within
+// their error bound of geo.Distance), up to Count of them.
+func testMapGeoSearch(e *env) {
+	const lon0, lat0 = 13.9, 37.4
+	pos := map[string][2]float64{
+		"near": {13.91, 37.40},    // 0.9 km east
+		"mid":  {13.93, 37.42},    // 3.4 km north-east
+		"far":  {13.98, 37.40},    // 7 km east
+		"tie2": {13.89, 37.395},   // 1 km south-west, the same score as tie1
+		"tie1": {13.89, 37.395},   //
+		"away": {-73.98, 40.75},   // New York
+		"pole": {179.99, 85.0},    // the top corner
+		"neg":  {-179.99, -85.05}, // the bottom corner
+		"anti": {-179.995, 85.0},  // across the antimeridian from pole
+	}
+	score := func(m string) float64 { return geo.ScoreOf(pos[m][0], pos[m][1]) }
+	var kv []codec.Value
+	for m := range pos {
+		kv = append(kv, b(m), f64(score(m)))
+	}
+	e.ok(e.rec("g").Put(codec.BinType, codec.Str(codec.TypeZSet)).MapPut(codec.BinValue, codec.MapOrderKeyValue, kv))
+	// visit is the members a search reads, in the order it reads them:
+	// the covering ranges in their order, each by score, then member.
+	visit := func(sh geo.Shape) []string {
+		var out []string
+		for _, rg := range sh.ScanRanges(nil) {
+			var in []string
+			for m := range pos {
+				if s := score(m); s >= float64(rg[0]) && s < float64(rg[1]) {
+					in = append(in, m)
+				}
+			}
+			slices.SortFunc(in, func(x, y string) int {
+				if c := cmpF(score(x), score(y)); c != 0 {
+					return c
+				}
+				return strings.Compare(x, y)
+			})
+			out = append(out, in...)
+		}
+		return out
+	}
+	// check compares a result with the members expected (those of want
+	// inside the shape, in want's order), and their distances with Redis's.
+	check := func(what string, sh geo.Shape, got codec.Value, want []string) {
+		e.t.Helper()
+		if got.Kind != codec.KindList || len(got.List) != 2 || got.List[0].Int != int64(len(want)) {
+			e.t.Errorf("%s: %s, want %d members %v", what, show(got), len(want), want)
+			return
+		}
+		blob := got.List[1].Bytes
+		for _, m := range want {
+			if len(blob) < geo.PointHeader {
+				e.t.Errorf("%s: the blob ends before %s", what, m)
+				return
+			}
+			sc := math.Float64frombits(binary.LittleEndian.Uint64(blob))
+			d := math.Float64frombits(binary.LittleEndian.Uint64(blob[8:]))
+			bound := math.Float64frombits(binary.LittleEndian.Uint64(blob[16:]))
+			n := int(binary.LittleEndian.Uint32(blob[24:]))
+			member := string(blob[geo.PointHeader : geo.PointHeader+n])
+			blob = blob[geo.PointHeader+n:]
+			lon, lat := geo.Position(sc)
+			exact := geo.Distance(sh.Lon, sh.Lat, lon, lat)
+			if member != m || sc != score(m) || math.Abs(d-exact) > bound || bound > 1e-3 {
+				e.t.Errorf("%s: %s at %v, %v ± %v m; want %s at %v, %v m", what, member, sc, d, bound, m, score(m), exact)
+			}
+		}
+		if len(blob) != 0 {
+			e.t.Errorf("%s: %d bytes after the members", what, len(blob))
+		}
+	}
+	circle := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: 5, Conversion: 1000}
+	box := geo.Shape{Kind: geo.KindBox, Lon: lon0, Lat: lat0, Width: 16, Height: 2, Conversion: 1000}
+	tiny := geo.Shape{Kind: geo.KindCircle, Lon: lon0, Lat: lat0, Radius: 1, Conversion: 1}
+	r := e.ok(e.rec("g").
+		MapGeoSearch(codec.BinValue, circle.AppendFilter(nil), 0).
+		MapGeoSearch(codec.BinValue, circle.AppendFilter(nil), 2).
+		MapGeoSearch(codec.BinValue, box.AppendFilter(nil), 0).
+		MapGeoSearch(codec.BinValue, tiny.AppendFilter(nil), 0))
+	// Inside the circle: near, mid, tie1, tie2 (not far, 7 km away), in
+	// the order they are read.
+	var inCircle []string
+	for _, m := range visit(circle) {
+		if m == "near" || m == "mid" || m == "tie1" || m == "tie2" {
+			inCircle = append(inCircle, m)
+		}
+	}
+	if len(inCircle) != 4 || slices.Index(inCircle, "tie1") > slices.Index(inCircle, "tie2") {
+		e.t.Fatalf("the covering ranges read %v", visit(circle))
+	}
+	check("circle", circle, r.Values[0], inCircle)
+	check("count", circle, r.Values[1], inCircle[:2])
+	// Inside the 16 × 2 km box: near, far, tie1, tie2 (not mid, 2.2 km
+	// north).
+	var inBox []string
+	for _, m := range visit(box) {
+		if m == "near" || m == "far" || m == "tie1" || m == "tie2" {
+			inBox = append(inBox, m)
+		}
+	}
+	check("box", box, r.Values[2], inBox)
+	check("nothing inside", tiny, r.Values[3], nil)
+	// At the corners of the map: 10 km around each holds it; around
+	// pole, anti across the antimeridian too.
+	for _, c := range []struct {
+		at   string
+		want []string
+	}{{"pole", []string{"pole", "anti"}}, {"neg", []string{"neg"}}, {"anti", []string{"pole", "anti"}}} {
+		sh := geo.Shape{Kind: geo.KindCircle, Lon: pos[c.at][0], Lat: pos[c.at][1], Radius: 10, Conversion: 1000}
+		var want []string
+		for _, m := range visit(sh) {
+			if slices.Contains(c.want, m) {
+				want = append(want, m)
+			}
+		}
+		if len(want) != len(c.want) {
+			e.t.Fatalf("around %s, the covering ranges read %v", c.at, visit(sh))
+		}
+		check("around "+c.at, sh, e.ok(e.rec("g").MapGeoSearch(codec.BinValue, sh.AppendFilter(nil), 0)).Values[0], want)
+	}
+	// Malformed ops.
+	area := circle.AppendFilter(nil)
+	neg := circle
+	neg.Radius = -1
+	out := circle
+	out.Lat = 86
+	for _, c := range []*codec.Call{
+		e.rec("g").MapGeoSearch(codec.BinValue, area[:10], 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, append(area, 0), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, neg.AppendFilter(nil), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, out.AppendFilter(nil), 0),
+		e.rec("g").MapGeoSearch(codec.BinValue, area, -1),
+		{Key: e.key("g"), Ops: []codec.Op{{Code: codec.OpMapGeoSearch, Bin: codec.BinValue,
+			Value: codec.Bytes(area), Return: codec.ReturnCount}}},
+	} {
+		e.fails(c, codec.InvalidOperation)
+	}
+	// A missing bin returns nothing; a bin that is not a map is refused.
+	e.ok(e.rec("nobin").Put(codec.BinType, codec.Str(codec.TypeZSet)))
+	e.eq("missing bin", e.ok(e.rec("nobin").MapGeoSearch(codec.BinValue, area, 0)).Values[0], codec.Nil)
+	e.ok(e.rec("str").Put(codec.BinValue, b("x")))
+	e.fails(e.rec("str").MapGeoSearch(codec.BinValue, area, 0), codec.BinTypeError)
+	e.fails(e.rec("none").MapGeoSearch(codec.BinValue, area, 0), codec.NotFound)
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func testMapMissingBin(e *env) {

@@ -1,4 +1,4 @@
-package main
+package geo
 
 import (
 	"math"
@@ -14,10 +14,10 @@ import (
 
 // Limits of the coordinates a geo set holds (EPSG:900913).
 const (
-	lonMin = -180.0
-	lonMax = 180.0
-	latMin = -85.05112878
-	latMax = 85.05112878
+	LonMin = -180.0
+	LonMax = 180.0
+	LatMin = -85.05112878
+	LatMax = 85.05112878
 
 	stepMax = 26 // 26*2 = 52 bits
 
@@ -44,8 +44,8 @@ type box struct {
 }
 
 var (
-	lonSpan = span{lonMin, lonMax}
-	latSpan = span{latMin, latMax}
+	lonSpan = span{LonMin, LonMax}
+	latSpan = span{LatMin, LatMax}
 )
 
 // interleave64 puts the bits of x in the even positions and those of y in
@@ -88,7 +88,7 @@ func encode(lonR, latR span, lon, lat float64, step uint8) (hashBits, bool) {
 	if step > 32 || step == 0 {
 		return hashBits{}, false
 	}
-	if lon > lonMax || lon < lonMin || lat > latMax || lat < latMin {
+	if lon > LonMax || lon < LonMin || lat > LatMax || lat < LatMin {
 		return hashBits{}, false
 	}
 	if lat < latR.min || lat > latR.max || lon < lonR.min || lon > lonR.max {
@@ -125,9 +125,9 @@ func decodeInto(lonR, latR span, h hashBits, a *box) bool {
 	return true
 }
 
-// scoreOf is the score GEOADD gives a position: its 52-bit hash, as the
+// ScoreOf is the score GEOADD gives a position: its 52-bit hash, as the
 // float ZADD parses from its decimal form.
-func scoreOf(lon, lat float64) float64 {
+func ScoreOf(lon, lat float64) float64 {
 	h, _ := encode(lonSpan, latSpan, lon, lat, stepMax)
 	return float64(align52(h))
 }
@@ -135,26 +135,34 @@ func scoreOf(lon, lat float64) float64 {
 // align52 is geohashAlign52Bits.
 func align52(h hashBits) uint64 { return h.bits << (52 - uint(h.step)*2) }
 
-// position is decodeGeohash: the centre of the 52-bit cell of a score,
+// Position is decodeGeohash: the centre of the 52-bit cell of a score,
 // clamped to the limits. It is decode's arithmetic on scalars: a search
 // calls it for every member it reads, and a struct returned in
 // WebAssembly is copied through memory (a host call for memory.copy).
-func position(score float64) (lon, lat float64, ok bool) {
+func Position(score float64) (lon, lat float64) {
 	sep := deinterleave64(uint64(score))
-	const latScale = latMax - latMin
-	const lonScale = lonMax - lonMin
+	const latScale = LatMax - LatMin
+	const lonScale = LonMax - LonMin
 	const div = float64(uint64(1) << stepMax)
 	ilato := float64(uint32(sep))
 	ilono := float64(uint32(sep >> 32))
-	latLo := latMin + float64(ilato*1.0/div*latScale)
-	latHi := latMin + float64((ilato+1)*1.0/div*latScale)
-	lonLo := lonMin + float64(ilono*1.0/div*lonScale)
-	lonHi := lonMin + float64((ilono+1)*1.0/div*lonScale)
+	latLo := LatMin + float64(ilato*1.0/div*latScale)
+	latHi := LatMin + float64((ilato+1)*1.0/div*latScale)
+	lonLo := LonMin + float64(ilono*1.0/div*lonScale)
+	lonHi := LonMin + float64((ilono+1)*1.0/div*lonScale)
 	// Clamped with comparisons: Go's min and max of floats are runtime
 	// calls in WebAssembly (NaN and signed zeros cannot occur here).
-	lon = clamp((lonLo+lonHi)/2, lonMin, lonMax)
-	lat = clamp((latLo+latHi)/2, latMin, latMax)
-	return lon, lat, true
+	lon = clamp((lonLo+lonHi)/2, LonMin, LonMax)
+	lat = clamp((latLo+latHi)/2, LatMin, LatMax)
+	return lon, lat
+}
+
+// StandardHash is the standard geohash's 52 bits of a position (GEOHASH):
+// it covers latitudes ±90, not a geo set's ±85.05, so the position is
+// encoded again over those spans.
+func StandardHash(lon, lat float64) uint64 {
+	h, _ := encode(span{-180, 180}, span{-90, 90}, lon, lat, stepMax)
+	return h.bits
 }
 
 // clamp is min(max(x, lo), hi) for a number x.
@@ -171,10 +179,10 @@ func clamp(x, lo, hi float64) float64 {
 func degToRad(d float64) float64 { return d * degRad }
 func radToDeg(r float64) float64 { return r / degRad }
 
-// distance is geohashGetDistance (Redis 7.0.15): the haversine
+// Distance is geohashGetDistance (Redis 7.0.15): the haversine
 // great-circle distance in meters; along a meridian (the half longitude
 // difference's sine is 0) the arc of the latitudes.
-func distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
+func Distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
 	lon1r, lon2r := degToRad(lon1d), degToRad(lon2d)
 	v := sinCR((lon2r - lon1r) / 2)
 	if v == 0 {
@@ -238,45 +246,48 @@ func move(h *hashBits, d int, mask uint64) {
 
 // Shape kinds.
 const (
-	circular = iota + 1
-	rectangle
+	KindCircle = iota + 1
+	KindBox
 )
 
-// shape is a search area (GeoShape): a centre, a radius or a box, and the
+// Shape is a search area (GeoShape): a centre, a radius or a box, and the
 // unit's size in meters.
-type shape struct {
-	kind          int
-	lon, lat      float64
-	radius        float64 // circular, in the unit
-	width, height float64 // rectangle, in the unit
-	conversion    float64
+type Shape struct {
+	Kind          int        // KindCircle or KindBox
+	Lon, Lat      float64    // the centre, in degrees
+	Radius        float64    // KindCircle, in the unit
+	Width, Height float64    // KindBox, in the unit
+	Conversion    float64    // the unit in meters
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
-	aMax, lonMax  float64    // circular: the bounds circleBounds sets; 0 until within calls it
-	cosLat        float64    // circular: Go's cos of the centre's latitude, set with aMax
-	sinLat        float64    // circular: Go's sin of the centre's latitude, set with aMax
+	aMax, lonLim  float64    // KindCircle: the bounds circleBounds sets; 0 until within calls it
+	cosLat        float64    // KindCircle: Go's cos of the centre's latitude, set with aMax
+	sinLat        float64    // KindCircle: Go's sin of the centre's latitude, set with aMax
+	// Set by prepare (ParseFilter) for Test: the radius in meters, within's
+	// latitude limit, the centre in radians.
+	r, latLim, lat1r, lon1r float64
 }
 
 // boundingBox is geohashBoundingBox.
-func (s *shape) boundingBox() {
-	height, width := s.radius, s.radius
-	if s.kind != circular {
-		height, width = s.height/2, s.width/2
+func (s *Shape) boundingBox() {
+	height, width := s.Radius, s.Radius
+	if s.Kind != KindCircle {
+		height, width = s.Height/2, s.Width/2
 	}
-	height *= s.conversion
-	width *= s.conversion
+	height *= s.Conversion
+	width *= s.Conversion
 	latDelta := radToDeg(height / earthRadius)
 	// Redis computes the longitude deltas at the top and the bottom edge
 	// and uses the one on the pole's side: only that one is computed (a
 	// correctly rounded cosine is a few hundred nanoseconds here).
-	edge := s.lat + latDelta
-	if s.lat < 0 {
-		edge = s.lat - latDelta
+	edge := s.Lat + latDelta
+	if s.Lat < 0 {
+		edge = s.Lat - latDelta
 	}
 	lonDelta := radToDeg(width / earthRadius / cosCR(degToRad(edge)))
-	s.bounds[0] = s.lon - lonDelta
-	s.bounds[2] = s.lon + lonDelta
-	s.bounds[1] = s.lat - latDelta
-	s.bounds[3] = s.lat + latDelta
+	s.bounds[0] = s.Lon - lonDelta
+	s.bounds[2] = s.Lon + lonDelta
+	s.bounds[1] = s.Lat - latDelta
+	s.bounds[3] = s.Lat + latDelta
 }
 
 // searchBoxesInto is geohashCalculateAreasByShapeWGS84 followed by the
@@ -284,16 +295,16 @@ func (s *shape) boundingBox() {
 // copy of the array): the centre cell, then north, south, east, west,
 // north-east, north-west, south-east, south-west; an excluded neighbour
 // is the zero hash.
-func (s *shape) searchBoxesInto(nb *[9]hashBits) {
+func (s *Shape) searchBoxesInto(nb *[9]hashBits) {
 	s.boundingBox()
 	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]
-	radiusMeters := s.radius
-	if s.kind != circular {
-		radiusMeters = math.Sqrt(float64((s.width/2)*(s.width/2)) + float64((s.height/2)*(s.height/2)))
+	radiusMeters := s.Radius
+	if s.Kind != KindCircle {
+		radiusMeters = math.Sqrt(float64((s.Width/2)*(s.Width/2)) + float64((s.Height/2)*(s.Height/2)))
 	}
-	radiusMeters *= s.conversion
-	steps := stepsByRadius(radiusMeters, s.lat)
-	hash, _ := encode(lonSpan, latSpan, s.lon, s.lat, steps)
+	radiusMeters *= s.Conversion
+	steps := stepsByRadius(radiusMeters, s.Lat)
+	hash, _ := encode(lonSpan, latSpan, s.Lon, s.Lat, steps)
 	neighbours(hash, nb)
 	var area, north, south, east, west box
 	decodeInto(lonSpan, latSpan, hash, &area)
@@ -304,7 +315,7 @@ func (s *shape) searchBoxesInto(nb *[9]hashBits) {
 	decrease := north.lat.max < maxLat || south.lat.min > minLat || east.lon.max < maxLon || west.lon.min > minLon
 	if steps > 1 && decrease {
 		steps--
-		hash, _ = encode(lonSpan, latSpan, s.lon, s.lat, steps)
+		hash, _ = encode(lonSpan, latSpan, s.Lon, s.Lat, steps)
 		neighbours(hash, nb)
 		decodeInto(lonSpan, latSpan, hash, &area)
 	}
@@ -364,12 +375,12 @@ func scoreRange(h hashBits) (lo, hi uint64) {
 // decide is measured exactly here. The answer measures exactly only what
 // the estimates cannot settle: near ties in the sort, a distance printed
 // near a rounding boundary, STOREDIST (search.exact).
-func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
-	if s.kind == circular {
-		r := s.radius * s.conversion
+func (s *Shape) within(lon, lat float64) (d, errBound float64, in bool) {
+	if s.Kind == KindCircle {
+		r := s.Radius * s.Conversion
 		// A great-circle distance is at least the arc between the
 		// latitudes: a member further in latitude than the radius is out.
-		if math.Abs(lat-s.lat) > radToDeg(r/earthRadius)*(1+1e-9)+1e-9 {
+		if math.Abs(lat-s.Lat) > radToDeg(r/earthRadius)*(1+1e-9)+1e-9 {
 			return 0, 0, false
 		}
 		// And the haversine's a grows with the distance: above the a of
@@ -380,16 +391,16 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 			s.circleBounds(r)
 		}
 		// a ≥ cos φ1 · cos φ2 · sin²(Δλ/2), and cos φ2 is at least its
-		// smallest value in the latitude band: beyond lonMax degrees of
+		// smallest value in the latitude band: beyond lonLim degrees of
 		// longitude (either way round) the member is out.
-		dl := math.Abs(lon - s.lon)
+		dl := math.Abs(lon - s.Lon)
 		if dl > 180 {
 			dl = 360 - dl
 		}
-		if dl > s.lonMax {
+		if dl > s.lonLim {
 			return 0, 0, false
 		}
-		// The a of distanceFast(s.lon, s.lat, lon, lat), computed once.
+		// The a of distanceFast(s.Lon, s.Lat, lon, lat), computed once.
 		a := s.haversineA(lon, lat)
 		if a > s.aMax {
 			return 0, 0, false
@@ -401,58 +412,64 @@ func (s *shape) within(lon, lat float64) (d, errBound float64, in bool) {
 		case d+e <= r:
 			return d, e, true
 		}
-		d = distance(s.lon, s.lat, lon, lat)
+		d = Distance(s.Lon, s.Lat, lon, lat)
 		return d, 0, d <= r
 	}
-	if latDistance(lat, s.lat) > s.height*s.conversion/2 {
+	if latDistance(lat, s.Lat) > s.Height*s.Conversion/2 {
 		return 0, 0, false
 	}
-	w := s.width * s.conversion / 2
-	switch lw, e := distanceFast(lon, lat, s.lon, lat); {
+	w := s.Width * s.Conversion / 2
+	switch lw, e := distanceFast(lon, lat, s.Lon, lat); {
 	case lw-e > w:
 		return 0, 0, false
-	case lw+e > w && distance(lon, lat, s.lon, lat) > w:
+	case lw+e > w && Distance(lon, lat, s.Lon, lat) > w:
 		return 0, 0, false
 	}
-	d, e := distanceFast(s.lon, s.lat, lon, lat)
+	d, e := distanceFast(s.Lon, s.Lat, lon, lat)
 	return d, e, true
 }
 
 // circleBounds sets the cheap tests of a circle of r meters: aMax, the
-// haversine's a of the radius, and lonMax, the longitude difference in
+// haversine's a of the radius, and lonLim, the longitude difference in
 // degrees beyond which a member of the latitude band is out; both with
 // margins far beyond the rounding errors of Go's math.
-func (s *shape) circleBounds(r float64) {
-	s.aMax, s.lonMax = math.Inf(1), math.Inf(1)
-	s.cosLat, s.sinLat = math.Cos(degToRad(s.lat)), math.Sin(degToRad(s.lat))
+func (s *Shape) circleBounds(r float64) {
+	s.aMax, s.lonLim = math.Inf(1), math.Inf(1)
+	s.cosLat, s.sinLat = math.Cos(degToRad(s.Lat)), math.Sin(degToRad(s.Lat))
 	h := r / (2 * earthRadius)
 	if h >= math.Pi/2 {
 		return
 	}
 	sinH := math.Sin(h)
 	s.aMax = sinH*sinH*(1+1e-9) + 1e-15
-	lat1r, band := degToRad(s.lat), r/earthRadius*(1+1e-9)
+	lat1r, band := degToRad(s.Lat), r/earthRadius*(1+1e-9)
 	if math.Abs(lat1r)+band >= math.Pi/2 {
 		return // the band reaches a pole
 	}
 	k := s.cosLat * min(math.Cos(lat1r-band), math.Cos(lat1r+band))
 	if x := s.aMax / k; k > 0 && x < 1 {
-		s.lonMax = radToDeg(2*math.Asin(math.Sqrt(x)))*(1+1e-6) + 1e-9
+		s.lonLim = radToDeg(2*math.Asin(math.Sqrt(x)))*(1+1e-6) + 1e-9
 	}
 }
 
 // maxRanges is the most ranges a search reads before it reads whole cells.
 const maxRanges = 48
 
-// scanRanges is the score ranges a search reads: the cells Redis visits
+// RangesCap is the most ranges ScanRanges appends before it falls back to
+// whole cells: a dst of this capacity never grows.
+const RangesCap = maxRanges + 16
+
+// ScanRanges is the score ranges a search reads: the cells Redis visits
 // (searchBoxes, in its order, a cell equal to the last one visited
 // skipped), each narrowed to its sub-cells two steps finer that meet the
 // band (shape.band) outside which no member can be inside the shape, and
 // those merged where contiguous. Members of the cells outside the ranges
 // are ones Redis reads and drops: the members kept, and their order, are
 // Redis's, for a fraction of the reading and measuring. More than
-// maxRanges ranges fall back to the whole cells.
-func (s *shape) scanRanges() [][2]uint64 {
+// maxRanges ranges fall back to the whole cells. The ranges are appended
+// to dst[:0] and returned: with a capacity of RangesCap, nothing is
+// allocated.
+func (s *Shape) ScanRanges(dst [][2]uint64) [][2]uint64 {
 	var cells [9]hashBits
 	s.searchBoxesInto(&cells)
 	var visitBuf [9]hashBits
@@ -468,7 +485,7 @@ func (s *shape) scanRanges() [][2]uint64 {
 	}
 	b := s.band()
 	// Up to maxRanges plus one cell's 16 before the check: no growth.
-	out := rangesBuf[:0]
+	out := dst[:0]
 	for _, h := range visit {
 		k := min(2, stepMax-h.step)
 		if _, hi := scoreRange(h); hi > 1<<53 {
@@ -525,7 +542,7 @@ func (s *shape) scanRanges() [][2]uint64 {
 				mask &^= (1<<run - 1) << j
 			}
 			if len(out) > maxRanges {
-				return s.wholeCells(visit)
+				return s.wholeCells(dst, visit)
 			}
 			continue
 		}
@@ -544,15 +561,15 @@ func (s *shape) scanRanges() [][2]uint64 {
 			}
 		}
 		if len(out) > maxRanges {
-			return s.wholeCells(visit)
+			return s.wholeCells(dst, visit)
 		}
 	}
 	return out
 }
 
 // wholeCells is the score ranges of the cells visit, whole.
-func (s *shape) wholeCells(visit []hashBits) [][2]uint64 {
-	out := rangesBuf[:0]
+func (s *Shape) wholeCells(dst [][2]uint64, visit []hashBits) [][2]uint64 {
+	out := dst[:0]
 	for _, h := range visit {
 		lo, hi := scoreRange(h)
 		out = append(out, [2]uint64{lo, hi})
@@ -580,31 +597,27 @@ func spreads() (rows, cols [16]uint16) {
 	return rows, cols
 }
 
-// rangesBuf holds the ranges scanRanges returns: its callers use them
-// before the next search can run.
-var rangesBuf [maxRanges + 16][2]uint64
-
 // band is where a member inside a shape can be: latitudes latLo..latHi
 // and at most lonHalf degrees of longitude from the centre either way
 // round (+Inf: any), with margins far beyond rounding errors.
 type band struct{ latLo, latHi, lon, lonHalf float64 }
 
 // band bounds the shape: a circle's points are within the radius's arc in
-// latitude and within circleBounds's lonMax; a box's within half its
+// latitude and within circleBounds's lonLim; a box's within half its
 // height in latitude (the arc latDistance measures) and, along their
 // parallel, within half its width: 2R·asin(cos φ·sin(Δλ/2)) ≤ w/2 with cos
 // φ at least its smallest value in the band.
-func (s *shape) band() band {
-	b := band{lon: s.lon, lonHalf: math.Inf(1)}
+func (s *Shape) band() band {
+	b := band{lon: s.Lon, lonHalf: math.Inf(1)}
 	var dlat float64
-	if s.kind == circular {
-		r := s.radius * s.conversion
+	if s.Kind == KindCircle {
+		r := s.Radius * s.Conversion
 		s.circleBounds(r)
-		dlat, b.lonHalf = radToDeg(r/earthRadius), s.lonMax
+		dlat, b.lonHalf = radToDeg(r/earthRadius), s.lonLim
 	} else {
-		dlat = radToDeg(s.height * s.conversion / 2 / earthRadius)
-		lat1r, bandR := degToRad(s.lat), degToRad(dlat)*(1+1e-9)
-		h := s.width * s.conversion / 2 / (2 * earthRadius)
+		dlat = radToDeg(s.Height * s.Conversion / 2 / earthRadius)
+		lat1r, bandR := degToRad(s.Lat), degToRad(dlat)*(1+1e-9)
+		h := s.Width * s.Conversion / 2 / (2 * earthRadius)
 		if math.Abs(lat1r)+bandR < math.Pi/2 && h < math.Pi/2 {
 			cmin := min(math.Cos(lat1r-bandR), math.Cos(lat1r+bandR))
 			if x := math.Sin(h) / cmin; x < 1 {
@@ -613,7 +626,7 @@ func (s *shape) band() band {
 		}
 	}
 	dlat = dlat*(1+1e-9) + 1e-9
-	b.latLo, b.latHi = s.lat-dlat, s.lat+dlat
+	b.latLo, b.latHi = s.Lat-dlat, s.Lat+dlat
 	return b
 }
 
@@ -669,10 +682,10 @@ const smallAngle = 0.02
 // or, for a member within smallAngle in both half angles, from Taylor
 // series and cos φ2 = cos φ1·cos Δφ - sin φ1·sin Δφ (cosLat and sinLat
 // set by circleBounds).
-func (s *shape) haversineA(lon, lat float64) float64 {
-	lat1r, lat2r := degToRad(s.lat), degToRad(lat)
+func (s *Shape) haversineA(lon, lat float64) float64 {
+	lat1r, lat2r := degToRad(s.Lat), degToRad(lat)
 	hlat := (lat2r - lat1r) / 2
-	hlon := (degToRad(lon) - degToRad(s.lon)) / 2
+	hlon := (degToRad(lon) - degToRad(s.Lon)) / 2
 	if math.Abs(hlat) < smallAngle && math.Abs(hlon) < smallAngle {
 		u, v := sinSmall(hlat), sinSmall(hlon)
 		t := 2 * hlat

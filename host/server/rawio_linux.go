@@ -24,22 +24,23 @@ import (
 // and the handoffs more (RATIONALE.md, "Client sockets are read and
 // written with raw system calls").
 //
-// Why reading stays inside one poller call: each RawConn.Read begins by
-// resetting the descriptor's readiness (internal/poll's prepareRead), so a
-// new call must read before it may wait, or it could sleep through data
-// that arrived before the reset. An unpipelined client's next command
-// never has arrived when its reply has just been written, so every command
-// cost two reads, the second one finding nothing (EAGAIN): 28% of an
-// embedded GET's CPU was reads (docs/performance.md). Inside one call
-// there is no reset: readiness that arrives while the function runs is
-// kept, and the poller's wait returns at once for it or sleeps until the
-// next. So all reads happen in one RawConn.Read that never ends while the
-// connection reads, run by a coroutine (iter.Pull: a switch, not a trip
-// through the scheduler): it reads, hands over what it read, and when
-// asked for more waits for readiness first, without a read, unless the
-// last read filled its buffer (more may be queued), or ended the stream
-// (nothing wakes a wait then). One read per unpipelined command
-// (RATIONALE.md, "One read per unpipelined command").
+// Why reading stays inside one poller call (TCP): each RawConn.Read
+// begins by resetting the descriptor's readiness (internal/poll's
+// prepareRead), so a new call must read before it may wait, or it could
+// sleep through data that arrived before the reset. An unpipelined
+// client's next command never has arrived when its reply has just been
+// written, so every command cost two reads, the second one finding
+// nothing (EAGAIN): 28% of an embedded GET's CPU was reads
+// (docs/performance.md). Inside one call there is no reset: readiness
+// that arrives while the function runs is kept, and the poller's wait
+// returns at once for it or sleeps until the next. So on TCP all reads
+// happen in one RawConn.Read that lasts as long as the connection reads,
+// run by a coroutine (iter.Pull: a direct switch, not a trip through the
+// scheduler): it reads, hands over what it read, and when asked for more
+// waits for readiness without a read when nothing can be queued (read
+// says when that is known: TCP_INQ). One read per unpipelined command
+// (RATIONALE.md, "One read per unpipelined command"). Unix sockets, which
+// have no TCP_INQ, keep a RawConn.Read per Read.
 //
 // The price: the coroutine holds the descriptor's read lock and a
 // reference to it between reads, so net.Conn.Close, which waits for every
@@ -68,6 +69,7 @@ type rawSocket struct {
 	rerrno, werrno syscall.Errno
 	rerr           error // the poller's: a deadline, or the connection closed
 	readFn         func(fd uintptr) bool
+	readOnceFn     func(fd uintptr) bool
 	writeFn        func(fd uintptr) bool
 
 	// The reading coroutine, started by the first Read: next runs it
@@ -116,7 +118,7 @@ func newRawSocket(nc net.Conn) rawIO {
 		return nil
 	}
 	s := &rawSocket{rc: rc}
-	s.readFn, s.writeFn = s.read, s.write
+	s.readFn, s.readOnceFn, s.writeFn = s.read, s.readOnce, s.write
 	if _, ok := nc.(*net.TCPConn); ok {
 		_ = rc.Control(func(fd uintptr) {
 			s.inq = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpInq, 1) == nil
@@ -133,11 +135,19 @@ func (s *rawSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if s.next == nil {
-		s.next, s.stop = iter.Pull(s.pump)
-	}
 	s.rp, s.rn, s.rerrno, s.rerr = p, 0, 0, nil
-	_, ok := s.next()
+	ok := true
+	if !s.inq {
+		// Without TCP_INQ every wait needs a read before it (read says
+		// why): a RawConn.Read per Read costs the same, without the
+		// coroutine.
+		s.rerr = s.rc.Read(s.readOnceFn)
+	} else {
+		if s.next == nil {
+			s.next, s.stop = iter.Pull(s.pump)
+		}
+		_, ok = s.next()
+	}
 	n, errno, err := s.rn, s.rerrno, s.rerr
 	s.rp, s.rerr = nil, nil
 	switch {
@@ -185,22 +195,19 @@ func (s *rawSocket) pump(yield func(struct{}) bool) {
 // write since the read would have failed (the kernel refuses writes on a
 // reset connection), so a wait without a read needs a write since, as an
 // unpipelined command's reply is. Without TCP_INQ (Unix sockets, old
-// kernels), every wait is preceded by a read, as net.Conn's are.
+// kernels) there is no coroutine: Read is one RawConn.Read (readOnce),
+// which reads before it waits, as net.Conn's does.
 func (s *rawSocket) read(fd uintptr) bool {
 	for {
 		s.reads++
 		var r int
 		var e syscall.Errno
-		if s.inq {
-			s.iov.Base = &s.rp[0]
-			s.iov.SetLen(len(s.rp))
-			s.msg.SetControllen(len(s.oob))
-			s.msg.Flags = 0
-			r, e = sysRecvmsg(fd, &s.msg)
-			s.iov.Base = nil // the buffer is the reader's
-		} else {
-			r, e = sysRead(fd, s.rp)
-		}
+		s.iov.Base = &s.rp[0]
+		s.iov.SetLen(len(s.rp))
+		s.msg.SetControllen(len(s.oob))
+		s.msg.Flags = 0
+		r, e = sysRecvmsg(fd, &s.msg)
+		s.iov.Base = nil // the buffer is the reader's
 		switch e {
 		case syscall.EINTR:
 			continue
@@ -211,7 +218,7 @@ func (s *rawSocket) read(fd uintptr) bool {
 		default:
 			s.rerrno = e
 		}
-		again := e != 0 || r == 0 || r == len(s.rp) || !s.inq || s.queued()
+		again := e != 0 || r == 0 || r == len(s.rp) || s.queued()
 		s.wrote = false
 		if !s.yield(struct{}{}) {
 			s.stopped = true
@@ -219,6 +226,28 @@ func (s *rawSocket) read(fd uintptr) bool {
 		}
 		if !again && s.wrote {
 			return false
+		}
+	}
+}
+
+// readOnce is the poller's function for a RawConn.Read per Read (no
+// TCP_INQ): true when it is done (data, end of stream or an error), false
+// to wait for the socket to be readable.
+func (s *rawSocket) readOnce(fd uintptr) bool {
+	for {
+		s.reads++
+		r, e := sysRead(fd, s.rp)
+		switch e {
+		case 0:
+			s.rn = r
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.rerrno = e
+			return true
 		}
 	}
 }

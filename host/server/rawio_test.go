@@ -114,10 +114,10 @@ func TestRawSocketOnlyForSockets(t *testing.T) {
 	}
 }
 
-// A read and a write through the raw socket allocate nothing: under an
-// unpipelined load every command makes a write and two reads (one finds
-// nothing and waits), and closures per call were the largest allocation
-// of a GET.
+// A read and a write through the raw socket allocate nothing (the
+// reading coroutine is made once, by the first read): under an
+// unpipelined load every command makes a write and a read, and closures
+// per call were the largest allocation of a GET.
 func TestRawSocketNoAllocations(t *testing.T) {
 	if raceBuild {
 		t.Skip("under the race detector the system calls are syscall.Read and Write, which allocate")

@@ -103,3 +103,44 @@ func TestClientKillIdle(t *testing.T) {
 	idle.closed()
 	awaitGone(t, s, idleID)
 }
+
+// A connection's goroutines (its own and its reading coroutine's) end with
+// it, whether the client closes it, is killed, or quits.
+func TestConnectionGoroutinesEnd(t *testing.T) {
+	s, addr := startServer(t, testConfig(), nil, nil)
+	admin := dial(t, addr)
+	admin.do("ping")
+	before := runtime.NumGoroutine()
+	var conns []*rawConn
+	for range 30 {
+		c := dial(t, addr)
+		c.do("ping")
+		conns = append(conns, c)
+	}
+	if n := runtime.NumGoroutine(); n < before+60 {
+		t.Fatalf("%d goroutines with 30 more connections, %d before: want two each", n, before)
+	}
+	for i, c := range conns {
+		switch i % 3 {
+		case 0:
+			c.nc.Close()
+		case 1:
+			id := strings.TrimSpace(strings.TrimPrefix(c.do("client", "id"), ":"))
+			if got := admin.do("client", "kill", "id", id); got != ":1\r\n" {
+				t.Fatalf("CLIENT KILL = %q", got)
+			}
+			c.closed()
+		case 2:
+			c.do("quit")
+			c.closed()
+		}
+	}
+	// The connections end on their own goroutines, with no event to wait on.
+	deadline := time.Now().Add(5 * time.Second)
+	for s.connectedClients() > 1 || runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients, %d goroutines after the connections ended, %d before", s.connectedClients(), runtime.NumGoroutine(), before)
+		}
+		runtime.Gosched()
+	}
+}

@@ -110,15 +110,15 @@ func TestConnectionGoroutinesEnd(t *testing.T) {
 	s, addr := startServer(t, testConfig(), nil, nil)
 	admin := dial(t, addr)
 	admin.do("ping")
-	before := runtime.NumGoroutine()
+	before, pumpsBefore := runtime.NumGoroutine(), pumps()
 	var conns []*rawConn
 	for range 30 {
 		c := dial(t, addr)
 		c.do("ping")
 		conns = append(conns, c)
 	}
-	if n := runtime.NumGoroutine(); n < before+60 {
-		t.Fatalf("%d goroutines with 30 more connections, %d before: want two each", n, before)
+	if n := pumps(); n != pumpsBefore+30 {
+		t.Fatalf("%d reading coroutines with 30 more connections, %d before", n, pumpsBefore)
 	}
 	for i, c := range conns {
 		switch i % 3 {
@@ -137,10 +137,23 @@ func TestConnectionGoroutinesEnd(t *testing.T) {
 	}
 	// The connections end on their own goroutines, with no event to wait on.
 	deadline := time.Now().Add(5 * time.Second)
-	for s.connectedClients() > 1 || runtime.NumGoroutine() > before {
+	for s.connectedClients() > 1 || runtime.NumGoroutine() > before || pumps() > pumpsBefore {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d clients, %d goroutines after the connections ended, %d before", s.connectedClients(), runtime.NumGoroutine(), before)
+			t.Fatalf("%d clients, %d goroutines (%d reading coroutines) after the connections ended, %d (%d) before",
+				s.connectedClients(), runtime.NumGoroutine(), pumps(), before, pumpsBefore)
 		}
 		runtime.Gosched()
+	}
+}
+
+// pumps counts the reading coroutines running (rawSocket.pump).
+func pumps() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "(*rawSocket).pump(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

@@ -192,7 +192,7 @@ func (c *client) waitEvent(b *blockState, deadline time.Time) int {
 		switch {
 		case ev >= 0:
 			return ev
-		case c.s.closing.Load() || c.s.ctx.Err() != nil:
+		case c.s.closing.Load() || c.s.ctx.Err() != nil || c.killed.Load():
 			return evGone
 		case !deadline.IsZero() && !time.Now().Before(deadline):
 			return evTimeout

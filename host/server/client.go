@@ -36,7 +36,14 @@ type client struct {
 	conn net.Conn
 	// out writes replies: conn, or its raw socket (rawio_linux.go).
 	out io.Writer
-	rd  reader
+	// raw is the raw socket that reads and writes conn, nil if none. Its
+	// reads keep a reference to conn between commands: other goroutines
+	// end the connection with hangUp, not conn.Close.
+	raw rawIO
+	// killed: another goroutine ended the connection (hangUp). Read by
+	// the connection's goroutine and its overlapped commands (peerGone).
+	killed atomic.Bool
+	rd     reader
 	// hadIdle: a read deadline was set for CONFIG's timeout, to clear
 	// when CONFIG SET timeout 0 turns it off.
 	hadIdle bool
@@ -150,7 +157,7 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 	c.rd = reader{r: nc, c: c}
 	c.out = nc
 	if rs := newRawSocket(nc); rs != nil {
-		c.rd.r, c.out = rs, rs
+		c.rd.r, c.out, c.raw = rs, rs, rs
 	}
 	c.ctx = module.WithGone(s.ctx, c.peerGone)
 	c.w.Proto = 2
@@ -165,6 +172,9 @@ func (s *Server) serveConn(c *client) {
 	defer func() {
 		c.endMonitor()
 		c.flushStats()
+		if c.raw != nil {
+			c.raw.release() // before Close, which waits for it
+		}
 		c.conn.Close()
 		s.removeClient(c)
 	}()
@@ -178,7 +188,7 @@ func (s *Server) serveConn(c *client) {
 			_ = c.conn.SetReadDeadline(time.Time{})
 		}
 		c.hadIdle = s.idle.Load() > 0
-		if s.closing.Load() {
+		if s.closing.Load() || c.killed.Load() {
 			return
 		}
 		cmds, err := c.rd.ReadCommands()
@@ -194,7 +204,7 @@ func (s *Server) serveConn(c *client) {
 		c.alive.Store(c.clock)
 		for i := range cmds {
 			c.process(cmds[i])
-			if c.closeAfter || c.dead || s.ctx.Err() != nil {
+			if c.closeAfter || c.dead || s.ctx.Err() != nil || c.killed.Load() {
 				break
 			}
 			if len(c.w.Buf) >= flushAt && !c.flush() {
@@ -207,6 +217,23 @@ func (s *Server) serveConn(c *client) {
 			return
 		}
 	}
+}
+
+// hangUp ends the connection from another goroutine (CLIENT KILL,
+// shutdown, a MONITOR too slow), at once and without waiting for the
+// connection's goroutine, which may be running a command for as long as
+// the store's timeout: the client sees the connection end, the command's
+// store requests not yet sent are cancelled (peerGone), its reply cannot
+// be written, and the connection's goroutine runs nothing more and closes
+// the connection. A raw socket is shut down rather than closed (rawIO's
+// hangUp says why); another connection (TLS) is closed, as before.
+func (c *client) hangUp() {
+	c.killed.Store(true)
+	if c.raw != nil {
+		c.raw.hangUp()
+		return
+	}
+	_ = c.conn.Close()
 }
 
 // readFailed answers a protocol error as Redis does, then the caller

@@ -285,7 +285,7 @@ func (c *client) kill(match func(*client) bool, skipMe bool) int {
 		if o == c {
 			c.closeAfter = true
 		} else {
-			o.conn.Close()
+			o.hangUp()
 		}
 	}
 	return n

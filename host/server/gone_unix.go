@@ -22,6 +22,9 @@ import (
 // returning sets alive). A client that goes away in that window has its
 // commands run as if it had gone a moment later.
 func (c *client) peerGone(dead bool) bool {
+	if c.killed.Load() {
+		return true // hung up (CLIENT KILL, shutdown): the socket is only shut down
+	}
 	now := c.s.nanos()
 	if now-c.alive.Load() < goneRecheck {
 		return false
@@ -40,7 +43,9 @@ func (c *client) peerGone(dead bool) bool {
 	}
 	eof, failed := false, false
 	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
+	// Control, not Read: the connection's reading coroutine holds the read
+	// lock between commands (rawio_linux.go), and the peek cannot block.
+	err = rc.Control(func(fd uintptr) {
 		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
 		case rerr == nil:
@@ -49,7 +54,6 @@ func (c *client) peerGone(dead bool) bool {
 		default:
 			failed = true // reset, or another failure: no reply can get through
 		}
-		return true
 	})
 	if err == nil && !failed && !eof {
 		c.alive.Store(now)

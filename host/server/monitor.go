@@ -131,7 +131,7 @@ func (c *client) feedMonitors(b *builtin, m *module.Command, args [][]byte, now 
 		default:
 			s.log.Warn("MONITOR client too slow: disconnected", "client", mon.c.id, "addr", mon.c.addr)
 			s.stopMonitor(mon)
-			_ = mon.c.conn.Close()
+			mon.c.hangUp()
 		}
 	}
 }

@@ -14,6 +14,12 @@ func sysRead(fd uintptr, p []byte) (int, syscall.Errno) {
 	return int(r), e
 }
 
+// sysRecvmsg receives into msg from fd, as sysRead reads.
+func sysRecvmsg(fd uintptr, msg *syscall.Msghdr) (int, syscall.Errno) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(msg)), 0)
+	return int(r), e
+}
+
 // sysWrite writes to fd as sysRead reads.
 func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))

@@ -2,11 +2,8 @@
 
 package server
 
-import (
-	"io"
-	"net"
-)
+import "net"
 
 // newRawSocket is nil off Linux: the connection's own Read and Write serve
 // (rawio_linux.go says why Linux differs).
-func newRawSocket(net.Conn) io.ReadWriter { return nil }
+func newRawSocket(net.Conn) rawIO { return nil }

@@ -431,10 +431,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	// Close first, then cancel: a command that answers its cancellation
-	// must find its connection closed, not slip its reply out in between.
+	// Hang up first, then cancel: a command that answers its cancellation
+	// must find its connection shut, not slip its reply out in between.
 	for _, c := range s.clientList() {
-		c.conn.Close()
+		c.hangUp()
 	}
 	s.cancel()
 	select {

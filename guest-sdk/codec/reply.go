@@ -131,17 +131,23 @@ const digits2 = "00010203040506070809" +
 // the key's length and the key, as appendBulk would write the key.
 func appendScoredKey(dst []byte, k *Value, score float64) []byte {
 	var num [32]byte
-	b := k.Bytes
-	switch k.Kind {
-	case KindBytes, KindStr:
-	case KindInt:
-		b = strconv.AppendInt(num[:0], k.Int, 10)
-	case KindFloat:
-		b = strconv.AppendFloat(num[:0], k.Float, 'g', -1, 64)
-	default:
-		b = nil
-	}
+	b := MemberBytes(k, &num)
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(score))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(b)))
 	return append(dst, b...)
+}
+
+// MemberBytes is a map key as a member's bytes, as the reply return types
+// lay out an item: bytes and strings as they are, numbers in decimal
+// (written into scratch), anything else none.
+func MemberBytes(k *Value, scratch *[32]byte) []byte {
+	switch k.Kind {
+	case KindBytes, KindStr:
+		return k.Bytes
+	case KindInt:
+		return strconv.AppendInt(scratch[:0], k.Int, 10)
+	case KindFloat:
+		return strconv.AppendFloat(scratch[:0], k.Float, 'g', -1, 64)
+	}
+	return nil
 }

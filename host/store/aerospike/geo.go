@@ -2,7 +2,6 @@ package aerospike
 
 import (
 	"sort"
-	"strconv"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
@@ -79,7 +78,7 @@ func decodeGeoSearch(g *geoSearch, bins as.BinMap, bin string, n int) codec.Valu
 			if !in {
 				continue
 			}
-			buf = geo.AppendPoint(buf, score, d, errBound, keyBytes(&kv[j], &scratch))
+			buf = geo.AppendPoint(buf, score, d, errBound, codec.MemberBytes(&kv[j], &scratch))
 			kept++
 			if g.limit > 0 && kept >= g.limit {
 				break
@@ -90,19 +89,4 @@ func decodeGeoSearch(g *geoSearch, bins as.BinMap, bin string, n int) codec.Valu
 		return codec.Nil
 	}
 	return codec.List(codec.Int(int64(kept)), codec.Bytes(buf))
-}
-
-// keyBytes is a map key as a member's bytes, as codec.AppendBulks writes
-// an item: bytes and strings as they are, numbers in decimal (the
-// ReturnScoredKeys layout's rule).
-func keyBytes(k *codec.Value, scratch *[32]byte) []byte {
-	switch k.Kind {
-	case codec.KindBytes, codec.KindStr:
-		return k.Bytes
-	case codec.KindInt:
-		return strconv.AppendInt(scratch[:0], k.Int, 10)
-	case codec.KindFloat:
-		return strconv.AppendFloat(scratch[:0], k.Float, 'g', -1, 64)
-	}
-	return nil
 }

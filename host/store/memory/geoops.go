@@ -1,8 +1,6 @@
 package memory
 
 import (
-	"strconv"
-
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/geo"
 )
@@ -65,7 +63,7 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 	var scratch [32]byte
 	for i := range kept {
 		k := &kept[i]
-		buf = geo.AppendPoint(buf, k.score, k.dist, k.err, keyBytes(&k.e.k, &scratch))
+		buf = geo.AppendPoint(buf, k.score, k.dist, k.err, codec.MemberBytes(&k.e.k, &scratch))
 	}
 	n := len(kept)
 	clear(kept)
@@ -86,19 +84,4 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 type geoKept struct {
 	e                *entry
 	score, dist, err float64
-}
-
-// keyBytes is a map key as a member's bytes, as codec.AppendBulks writes
-// an item: bytes and strings as they are, numbers in decimal (the
-// ReturnScoredKeys layout's rule).
-func keyBytes(k *codec.Value, scratch *[32]byte) []byte {
-	switch k.Kind {
-	case codec.KindBytes, codec.KindStr:
-		return k.Bytes
-	case codec.KindInt:
-		return strconv.AppendInt(scratch[:0], k.Int, 10)
-	case codec.KindFloat:
-		return strconv.AppendFloat(scratch[:0], k.Float, 'g', -1, 64)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -1073,7 +1074,7 @@ func testMapGeoSearch(e *env) {
 				}
 			}
 			slices.SortFunc(in, func(x, y string) int {
-				if c := cmpF(score(x), score(y)); c != 0 {
+				if c := cmp.Compare(score(x), score(y)); c != 0 {
 					return c
 				}
 				return strings.Compare(x, y)
@@ -1184,16 +1185,6 @@ func testMapGeoSearch(e *env) {
 	e.ok(e.rec("str").Put(codec.BinValue, b("x")))
 	e.fails(e.rec("str").MapGeoSearch(codec.BinValue, area, 0), codec.BinTypeError)
 	e.fails(e.rec("none").MapGeoSearch(codec.BinValue, area, 0), codec.NotFound)
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func testMapMissingBin(e *env) {

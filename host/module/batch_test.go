@@ -281,3 +281,28 @@ func TestABI3ModuleRunsOneCommandPerCall(t *testing.T) {
 		t.Fatalf("%d batches on a module without respike_batch", n)
 	}
 }
+
+// TestExecBatchClearsAReusedBlock: a Block handed in with an earlier
+// command's block still in it (the server pools Blocks) comes back with
+// Blocked false after a pipeline whose commands all replied, whichever
+// path ran it. The overlapped path (a store that waits) left it set, and
+// the server then parked the client in a wait nothing would end: a
+// pipeline of INCRs after any blocking command hung on Aerospike.
+func TestExecBatchClearsAReusedBlock(t *testing.T) {
+	for _, m := range storeModes {
+		t.Run(m.name, func(t *testing.T) {
+			st := memory.New(memory.Options{})
+			t.Cleanup(func() { st.Close() })
+			r := newRuntime(t, Config{Instances: 2, NoInline: !m.inline || m.noInline}, st, "kv.wasm")
+			its := items(t, r, []string{"set", "a", "1"}, []string{"set", "b", "2"}, []string{"get", "a"})
+			blk := &Block{Blocked: true, Index: 1}
+			out := r.ExecBatch(context.Background(), its, nil, blk)
+			if blk.Blocked {
+				t.Fatalf("Blocked still set after a pipeline that replied: %q", out)
+			}
+			if want := "+OK\r\n+OK\r\n$1\r\n1\r\n"; string(out) != want {
+				t.Fatalf("replies %q, want %q", out, want)
+			}
+		})
+	}
+}

@@ -101,6 +101,12 @@ func overlapEnd(items []Item, start int, scratch []dbKey) (int, []dbKey) {
 // under a Guard (WithGuard): a guarded transaction stops at the first
 // command whose condition fails, with none after it applied.
 func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *Block) []byte {
+	if blk != nil {
+		// Whichever path runs, a Block the caller reuses (the server pools
+		// them) must not carry an earlier command's block: the overlapped
+		// path never blocks, so it never sets Blocked itself.
+		blk.Blocked = false
+	}
 	if !r.inline && len(items) > 1 && (blk == nil || !anyBlocking(items)) && guardOf(ctx) == nil {
 		return r.execOverlapped(ctx, items, out)
 	}

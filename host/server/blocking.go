@@ -61,6 +61,7 @@ func putBlock(b *module.Block) {
 		b.Keys = nil
 	}
 	b.Reply = nil
+	b.Blocked, b.Index = false, 0 // ExecBatch clears them too; a pooled Block starts clean
 	blockPool.Put(b)
 }
 

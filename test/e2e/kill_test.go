@@ -36,20 +36,13 @@ func killPromptly(t *testing.T, admin *redis.Client, id int64) {
 // on.
 func awaitLeft(t *testing.T, admin *redis.Client, id int64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually(t, "killed client "+strconv.FormatInt(id, 10)+" leaves CLIENT LIST", 5*time.Second, func() bool {
 		list, err := admin.ClientList(context.Background()).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(list, "id="+strconv.FormatInt(id, 10)+" ") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("killed client %d still listed: %s", id, list)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return !strings.Contains(list, "id="+strconv.FormatInt(id, 10)+" ")
+	})
 }
 
 func TestClientKillIdleClient(t *testing.T) {
@@ -87,16 +80,10 @@ func TestClientKillMidPipeline(t *testing.T) {
 	sent := make(chan error, 1)
 	go func() { sent <- victim.Send(bytes.Repeat(Encode("INCR", k), total)) }()
 	// Kill once the daemon has run some of it.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if n, _ := admin.Get(ctx, k).Int(); n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pipeline never started")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "the pipeline starts", 20*time.Second, func() bool {
+		n, _ := admin.Get(ctx, k).Int()
+		return n > 0
+	})
 	killPromptly(t, admin, id)
 	select {
 	case <-sent: // ended by the kill, or all sent before it
@@ -131,20 +118,13 @@ func TestClientKillBlockedClient(t *testing.T) {
 	k := key(t, "l")
 	admin.Del(ctx, k)
 	got := goDo(victim, "BLPOP", k, "0")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, "the client blocks", 20*time.Second, func() bool {
 		line, err := admin.Do(ctx, "CLIENT", "LIST", "ID", id).Text()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(line, " flags=b ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the client never blocked: %q", line)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return strings.Contains(line, " flags=b ")
+	})
 	killPromptly(t, admin, id)
 	if r := recv(t, got); r.err == nil {
 		t.Fatalf("the killed client's BLPOP answered %v", r.val)

@@ -56,10 +56,13 @@ type client struct {
 	w       resp.Writer // replies not yet written to conn
 	start   codec.Start
 	lname   [maxBuiltinName]byte // scratch for lower-casing command names
-	created time.Time
-	addr    string
-	laddr   string
-	local   bool // loopback peer
+	// lookupCache answers the module lookup of the same command name
+	// again without a map lookup (module.Runtime.LookupCached).
+	lookupCache module.LookupCache
+	created     time.Time
+	addr        string
+	laddr       string
+	local       bool // loopback peer
 
 	db            int
 	proto         int // 2 or 3
@@ -421,7 +424,7 @@ func (c *client) lookup(args [][]byte) (b *builtin, m *module.Command) {
 	// the modules first, where the data commands are.
 	if len(args[0]) <= len(c.lname) {
 		lower := lowerInto(c.lname[:0], args[0])
-		if m = c.s.rt.Lookup(lower); m == nil {
+		if m = c.s.rt.LookupCached(&c.lookupCache, lower); m == nil {
 			b = builtins.lookup(lower)
 		}
 	} else {

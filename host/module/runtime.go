@@ -39,6 +39,10 @@ type Runtime struct {
 	log      *slog.Logger
 	deadline time.Duration
 	nInst    int
+	// epoch is when the runtime was made: instances keep when they were
+	// last used as monotonic nanoseconds since then (clock), read with one
+	// clock read where time.Now takes two.
+	epoch time.Time
 
 	wrt     wazero.Runtime
 	cache   wazero.CompilationCache
@@ -90,6 +94,7 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		log:       cfg.Logger,
 		deadline:  cfg.Deadline,
 		nInst:     cfg.Instances,
+		epoch:     time.Now(),
 		compiled:  map[[32]byte]*compiledEntry{},
 		compiling: map[[32]byte]*compileWait{},
 	}
@@ -487,6 +492,9 @@ func (r *Runtime) Unload(name string) error {
 	}
 	return nil
 }
+
+// clock is the monotonic time since the runtime was made, in nanoseconds.
+func (r *Runtime) clock() int64 { return int64(time.Since(r.epoch)) }
 
 // Lookup returns the command called name, matched case-insensitively, or nil.
 // It takes no lock and does not allocate.

@@ -349,6 +349,7 @@ type instance struct {
 	bufPtr, bufCap uint32 // the guest's message buffer, as last returned by respike_buf
 
 	cur    *call // the command in the current guest call, for exec
+	view   memView
 	parked *call // holds an inline response too large for the guest's buffer, for take
 
 	stderr tailWriter
@@ -464,6 +465,24 @@ func (in *instance) Read(addr, n uint64) ([]byte, bool) {
 	}
 	return in.mem.Read(uint32(addr), uint32(n))
 }
+
+// memView reads guest memory through one view of all of it, for hostExec:
+// while a host function runs the guest does not, so its memory can neither
+// grow nor move, and each read is a bounds check and a slice, where
+// api.Memory.Read through instance.Read is two interface calls; a GET's
+// request takes four to six reads (docs/performance.md, "Host CPU per
+// unpipelined command"). Empty outside hostExec.
+type memView struct{ b []byte }
+
+// Read returns the n bytes at addr, as instance.Read does.
+func (v *memView) Read(addr, n uint64) ([]byte, bool) {
+	if addr > uint64(len(v.b)) || n > uint64(len(v.b))-addr {
+		return nil, false
+	}
+	return v.b[addr : addr+n : addr+n], true
+}
+
+func (v *memView) clear() { v.b = nil }
 
 // grow makes the guest's message buffer hold at least n bytes.
 func (in *instance) grow(n uint32) error {

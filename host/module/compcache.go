@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -191,7 +190,7 @@ func (r *Runtime) takeSpare(e *compiledEntry, v *version) *instance {
 	// in.fBatch is set already: Precompile's stand-in version read
 	// v.batch from the same compiled module's exports.
 	in.v = v
-	in.used = time.Now()
+	in.used = r.clock()
 	v.live.Add(1)
 	v.memBytes.Add(int64(in.memSeen))
 	return in

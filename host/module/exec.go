@@ -547,12 +547,15 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 		return
 	}
 	c := in.cur
-	mem := in.mem
 	// The request is decoded where the guest built it: the guest waits in
 	// this call, so its memory holds still until the store has run, and the
 	// store copies what it keeps. The upper half of an i32 argument on the
-	// stack is not defined.
-	if c.dec.DecodeRequestAt(in, uint64(uint32(stack[0])), &c.rq) != nil {
+	// stack is not defined. The reads go through one view of the whole
+	// memory (memView).
+	mv := &in.view
+	mv.b, _ = in.mem.Read(0, in.mem.Size())
+	defer mv.clear()
+	if c.dec.DecodeRequestAt(mv, uint64(uint32(stack[0])), &c.rq) != nil {
 		stack[0] = 0 // the pending path reports the malformed request
 		return
 	}
@@ -561,7 +564,7 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 	// The response is laid out in the guest's buffer, as the guest's own
 	// values (codec.AppendResponse).
 	n := 0
-	if view, ok := mem.Read(out, outCap); ok && out%8 == 0 {
+	if view, ok := mv.Read(uint64(out), uint64(outCap)); ok && out%8 == 0 {
 		view = view[:0:len(view)]
 		lay := codec.AppendResponse(view, uint64(out), c.rq.Kind, &c.resp)
 		if inPlace(lay, view) {

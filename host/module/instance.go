@@ -336,7 +336,7 @@ type instance struct {
 	// waiting on the store, when the last call began, and the linear
 	// memory's size as last accounted.
 	pending int
-	used    time.Time
+	used    int64 // Runtime.clock when the last call began
 	memSeen uint32
 
 	ctx   context.Context // carries the instance to host functions
@@ -349,6 +349,7 @@ type instance struct {
 	bufPtr, bufCap uint32 // the guest's message buffer, as last returned by respike_buf
 
 	cur    *call // the command in the current guest call, for exec
+	view   memView
 	parked *call // holds an inline response too large for the guest's buffer, for take
 
 	stderr tailWriter
@@ -412,7 +413,7 @@ func (v *version) instantiate(ctx context.Context) (*instance, error) {
 	if v.batch {
 		in.fBatch = mod.ExportedFunction("respike_batch")
 	}
-	in.used = time.Now()
+	in.used = r.clock()
 	in.memSeen = in.mem.Size()
 	v.live.Add(1)
 	v.memBytes.Add(int64(in.memSeen))
@@ -440,10 +441,13 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	in.mark = in.v.rt.dog.epoch.Load() + 1
 	in.state.Store(in.mark)
 	in.stderr.reset()
-	began := time.Now()
+	// Monotonic clock reads only: time.Now would read the wall clock too,
+	// a third clock read per command for nothing.
+	r := in.v.rt
+	began := r.clock()
 	in.used = began
 	err := f.CallWithStack(in.ctx, in.stack[:])
-	in.v.ctr.guestNanos.Add(int64(time.Since(began)))
+	in.v.ctr.guestNanos.Add(r.clock() - began)
 	in.parked = nil
 	if !in.state.CompareAndSwap(in.mark, 0) {
 		return 0, errDeadline
@@ -461,6 +465,24 @@ func (in *instance) Read(addr, n uint64) ([]byte, bool) {
 	}
 	return in.mem.Read(uint32(addr), uint32(n))
 }
+
+// memView reads guest memory through one view of all of it, for hostExec:
+// while a host function runs the guest does not, so its memory can neither
+// grow nor move, and each read is a bounds check and a slice, where
+// api.Memory.Read through instance.Read is two interface calls; a GET's
+// request takes four to six reads (docs/performance.md, "Host CPU per
+// unpipelined command"). Empty outside hostExec.
+type memView struct{ b []byte }
+
+// Read returns the n bytes at addr, as instance.Read does.
+func (v *memView) Read(addr, n uint64) ([]byte, bool) {
+	if addr > uint64(len(v.b)) || n > uint64(len(v.b))-addr {
+		return nil, false
+	}
+	return v.b[addr : addr+n : addr+n], true
+}
+
+func (v *memView) clear() { v.b = nil }
 
 // grow makes the guest's message buffer hold at least n bytes.
 func (in *instance) grow(n uint32) error {

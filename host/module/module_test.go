@@ -678,3 +678,40 @@ func TestClientGoneCancelsOnlyBeforeWrites(t *testing.T) {
 		t.Errorf("k = %q after the write, want v2", st.data["k"])
 	}
 }
+
+// TestLookupCachedFollowsTheRegistry checks that a cached lookup answers
+// as Lookup does across loads and unloads: never a command of a module
+// that is gone, never "unknown" for one that came.
+func TestLookupCachedFollowsTheRegistry(t *testing.T) {
+	r := newRuntime(t, Config{}, newFakeStore(true), "kv.wasm")
+	var lc LookupCache
+	get := r.LookupCached(&lc, []byte("GET"))
+	if get == nil || get != r.Lookup([]byte("get")) {
+		t.Fatalf("LookupCached(GET) = %v, want Lookup's %v", get, r.Lookup([]byte("get")))
+	}
+	if again := r.LookupCached(&lc, []byte("get")); again != get {
+		t.Fatalf("LookupCached(get) again = %v, want %v", again, get)
+	}
+	if r.LookupCached(&lc, []byte("nosuch")) != nil || r.LookupCached(&lc, []byte("nosuch")) != nil {
+		t.Fatal("an unknown command was found")
+	}
+	if r.LookupCached(&lc, []byte("get")) != get {
+		t.Fatal("get after another name was not found again")
+	}
+	if err := r.Unload("kv"); err != nil {
+		t.Fatal(err)
+	}
+	if cmd := r.LookupCached(&lc, []byte("get")); cmd != nil {
+		t.Fatalf("LookupCached(get) after the module's unload = %v, want nil", cmd)
+	}
+	if _, err := r.Load(context.Background(), mod("kv.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if cmd := r.LookupCached(&lc, []byte("get")); cmd == nil || cmd != r.Lookup([]byte("get")) {
+		t.Fatalf("LookupCached(get) after the module's load = %v, want %v", cmd, r.Lookup([]byte("get")))
+	}
+	long := []byte("a-command-name-longer-than-the-cache-holds")
+	if r.LookupCached(&lc, long) != nil {
+		t.Fatal("a long unknown name was found")
+	}
+}

@@ -44,6 +44,7 @@ func (r *Runtime) reap(now time.Time) int {
 	}
 	r.reapMu.Lock()
 	defer r.reapMu.Unlock()
+	idle := int64(now.Sub(r.epoch)) // now as Runtime.clock
 	n := 0
 	for _, v := range r.reg.Load().mods {
 		for _, s := range v.slots {
@@ -53,7 +54,7 @@ func (r *Runtime) reap(now time.Time) int {
 			if !s.mu.TryLock() {
 				continue
 			}
-			if in := s.inst; in != nil && in.pending == 0 && now.Sub(in.used) >= r.cfg.IdleTimeout {
+			if in := s.inst; in != nil && in.pending == 0 && time.Duration(idle-in.used) >= r.cfg.IdleTimeout {
 				r.log.Debug("module instance released", "module", v.name, "generation", in.gen, "reason", "idle")
 				v.ctr.idleReleases.Add(1)
 				s.drop()

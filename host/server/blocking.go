@@ -65,6 +65,30 @@ func putBlock(b *module.Block) {
 	blockPool.Put(b)
 }
 
+// block returns the Block the connection runs module commands with: its
+// own, kept from one run to the next, since taking one from blockPool and
+// giving it back cost two pool calls per unpipelined command.
+func (c *client) block() *module.Block {
+	if c.blk == nil {
+		c.blk = getBlock()
+	}
+	return c.blk
+}
+
+// doneBlock ends a run with blk (block's): a Block that held a blocked
+// command's keys and reply goes back to the pool, as every Block did
+// before, so that a client that blocked once keeps no buffers for it.
+func (c *client) doneBlock(blk *module.Block) {
+	if len(blk.Keys) == 0 && blk.Reply == nil {
+		blk.Blocked, blk.Index = false, 0
+		return
+	}
+	if c.blk == blk {
+		c.blk = nil
+	}
+	putBlock(blk)
+}
+
 // blockState returns the client's blocking state, creating it on first use.
 func (c *client) blockState() *blockState {
 	if c.bl == nil {

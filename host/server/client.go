@@ -56,10 +56,13 @@ type client struct {
 	w       resp.Writer // replies not yet written to conn
 	start   codec.Start
 	lname   [maxBuiltinName]byte // scratch for lower-casing command names
-	created time.Time
-	addr    string
-	laddr   string
-	local   bool // loopback peer
+	// lookupCache answers the module lookup of the same command name
+	// again without a map lookup (module.Runtime.LookupCached).
+	lookupCache module.LookupCache
+	created     time.Time
+	addr        string
+	laddr       string
+	local       bool // loopback peer
 
 	db            int
 	proto         int // 2 or 3
@@ -81,6 +84,14 @@ type client struct {
 	noEvict    bool
 	noTouch    bool
 	statCache  map[*module.Command]*cmdStat
+	// The last module command statFor returned a record for, and the
+	// record: an unpipelined client mostly repeats one command, and this
+	// spares statCache's lookup.
+	lastStatCmd *module.Command
+	lastStat    *cmdStat
+	// blk is the Block module commands run with (block), kept between
+	// runs rather than taken from blockPool for each.
+	blk *module.Block
 
 	// pipe holds the module commands of the current read not yet run:
 	// they run together (module.Runtime.ExecBatch, fewer guest calls) when
@@ -339,7 +350,7 @@ func (c *client) runPipe() {
 	}
 	var blk *module.Block
 	if !c.noBlock {
-		blk = getBlock()
+		blk = c.block()
 	}
 	items := c.pipe
 	for len(items) > 0 {
@@ -380,7 +391,7 @@ func (c *client) runPipe() {
 		}
 	}
 	if blk != nil {
-		putBlock(blk)
+		c.doneBlock(blk)
 	}
 	c.lastCmd.Store(&c.pipe[n-1].Cmd.Info.Name)
 	clear(c.pipe) // the arguments alias the read buffer
@@ -421,7 +432,7 @@ func (c *client) lookup(args [][]byte) (b *builtin, m *module.Command) {
 	// the modules first, where the data commands are.
 	if len(args[0]) <= len(c.lname) {
 		lower := lowerInto(c.lname[:0], args[0])
-		if m = c.s.rt.Lookup(lower); m == nil {
+		if m = c.s.rt.LookupCached(&c.lookupCache, lower); m == nil {
 			b = builtins.lookup(lower)
 		}
 	} else {
@@ -496,13 +507,13 @@ func (c *client) call(b *builtin, m *module.Command, args [][]byte) {
 		if c.noBlock {
 			c.w.Buf = c.s.rt.Exec(c.ctx, m, &c.start, c.w.Buf)
 		} else {
-			blk := getBlock()
+			blk := c.block()
 			c.w.Buf = c.s.rt.ExecBlock(c.ctx, m, &c.start, c.w.Buf, blk)
 			if blk.Blocked {
 				mark = c.waitBlocked(&c.start, blk)
 				began = c.clock // the last run's start: waits are not counted
 			}
-			putBlock(blk)
+			c.doneBlock(blk)
 		}
 		c.start.Args = nil
 	}
@@ -550,7 +561,11 @@ func (c *client) statFor(b *builtin, m *module.Command) *cmdStat {
 	if b != nil {
 		return &c.s.stats.builtin[b.idx]
 	}
+	if m == c.lastStatCmd {
+		return c.lastStat
+	}
 	if st, ok := c.statCache[m]; ok {
+		c.lastStatCmd, c.lastStat = m, st
 		return st
 	}
 	if c.statCache == nil || len(c.statCache) > 4096 {
@@ -559,6 +574,7 @@ func (c *client) statFor(b *builtin, m *module.Command) *cmdStat {
 	}
 	st := c.s.stats.module(m.Info.Name)
 	c.statCache[m] = st
+	c.lastStatCmd, c.lastStat = m, st
 	return st
 }
 

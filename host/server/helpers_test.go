@@ -104,6 +104,10 @@ func (f *fakeRuntime) Lookup(name []byte) *module.Command {
 	return f.cmds[string(lowerInto(buf[:0], name))]
 }
 
+func (f *fakeRuntime) LookupCached(_ *module.LookupCache, name []byte) *module.Command {
+	return f.Lookup(name)
+}
+
 func (f *fakeRuntime) Commands() []*module.Command {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -311,3 +311,37 @@ func TestReaderManyArguments(t *testing.T) {
 		t.Fatalf("INT_MAX+1 arguments: %v", err)
 	}
 }
+
+// TestShortHeaderAgreesWithHeaderNumber checks the reader's fast path for
+// header numbers against the general one: every line it accepts must parse
+// to the same number there, and it must accept the common forms.
+func TestShortHeaderAgreesWithHeaderNumber(t *testing.T) {
+	lines := []string{"0\r\n", "1\r\n", "3\r\n", "16\r\n", "999999999\r\n", "1000000000\r\n",
+		"01\r\n", "00\r\n", "-1\r\n", "+1\r\n", "1\n", "1\r", "1", "", "\r\n", "1 \r\n", "12a\r\n",
+		"9223372036854775807\r\n", "123456789\r\nrest"}
+	for i := range 2000 {
+		lines = append(lines, strconv.Itoa(i*7919)+"\r\n")
+	}
+	accepted := 0
+	for _, line := range lines {
+		b := []byte("$" + line)
+		n, next, ok := shortHeader(b, 1)
+		if !ok {
+			continue
+		}
+		accepted++
+		j := bytes.IndexByte(b, '\n')
+		want, wok := headerNumber(b[1:j])
+		if !wok || want != n || next != j+1 {
+			t.Errorf("shortHeader(%q) = %d, %d; headerNumber says %d, %v, next %d", line, n, next, want, wok, j+1)
+		}
+	}
+	for _, line := range []string{"0\r\n", "3\r\n", "16\r\n", "999999999\r\n"} {
+		if _, _, ok := shortHeader([]byte("*"+line), 1); !ok {
+			t.Errorf("shortHeader(%q) fell back to the general path", line)
+		}
+	}
+	if accepted < 2000 {
+		t.Errorf("shortHeader accepted %d lines, want at least 2000", accepted)
+	}
+}

@@ -50,6 +50,7 @@ const adminTimeout = 10 * time.Second
 // interface so that tests can serve fake commands without WebAssembly.
 type commandRuntime interface {
 	Lookup(name []byte) *module.Command
+	LookupCached(lc *module.LookupCache, name []byte) *module.Command
 	Commands() []*module.Command
 	Modules() []module.ModuleInfo
 	Exec(ctx context.Context, cmd *module.Command, start *codec.Start, out []byte) []byte
@@ -469,9 +470,11 @@ func (s *Server) portString() string {
 type noModules struct{}
 
 func (noModules) Lookup([]byte) *module.Command { return nil }
-func (noModules) Commands() []*module.Command   { return nil }
-func (noModules) Modules() []module.ModuleInfo  { return nil }
-func (noModules) Unload(string) error           { return errors.New("no such module with that name") }
+
+func (noModules) LookupCached(*module.LookupCache, []byte) *module.Command { return nil }
+func (noModules) Commands() []*module.Command                              { return nil }
+func (noModules) Modules() []module.ModuleInfo                             { return nil }
+func (noModules) Unload(string) error                                      { return errors.New("no such module with that name") }
 func (noModules) Exec(_ context.Context, _ *module.Command, _ *codec.Start, out []byte) []byte {
 	return append(out, "-ERR no module runtime\r\n"...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/respike/respike/commands/internal/cmdtest"
 	"github.com/respike/respike/commands/internal/kit"
 	"github.com/respike/respike/guest-sdk/geo"
+	"github.com/respike/respike/guest-sdk/resp"
 )
 
 // Known Redis values: GEOADD Sicily's scores and GEODIST's distance.
@@ -60,8 +61,34 @@ func TestAppendDistBulk(t *testing.T) {
 		if i < 7 {
 			d = []float64{0.00005, 1.23445, 18907132.48265000060, -0.00004, 0, 123456789012345, -9e14}[i]
 		}
+		if i >= 7 && i < 1000 {
+			// Around the 32-bit digits' limit, 2^32 ten-thousandths.
+			d = (1<<32 + float64(i-500)) / 10000
+		}
 		if got, want := string(appendDistBulk([]byte("x"), d)), fmt.Sprintf("x$%d\r\n%s\r\n", len(ref(d)), ref(d)); got != want {
 			t.Fatalf("appendDistBulk(%v): %q, want %q", d, got, want)
+		}
+	}
+}
+
+// appendMemberDist writes what the reply writer's Array(2) and Bulk and
+// appendDistBulk write, for members of every length up to past 100 bytes
+// and distances on both sides of the 32-bit digits' limit.
+func TestAppendMemberDist(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 7))
+	for m := range 130 {
+		member := make([]byte, m)
+		for i := range member {
+			member[i] = byte('a' + rng.IntN(26))
+		}
+		for _, d := range []float64{0, 0.00004, 2.65209, 429496.7295, 429496.72955, 429496.7296, 1e9 + 0.5, rng.Float64() * 5, rng.Float64() * 1e6} {
+			w := resp.Writer{Buf: []byte("x")}
+			w.Array(2)
+			w.Bulk(member)
+			want := string(appendDistBulk(w.Buf, d))
+			if got := string(appendMemberDist([]byte("x"), member, d)); got != want {
+				t.Fatalf("appendMemberDist(%d bytes, %v) = %q, want %q", m, d, got, want)
+			}
 		}
 	}
 }

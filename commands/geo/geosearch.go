@@ -82,9 +82,10 @@ type keyView struct {
 
 // parse is georadiusGeneric's argument handling, in Redis's order, so
 // that the same error wins; the source's existence and members come from
-// kv.
-func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string) {
-	s = &search{mode: mode, src: 1}
+// kv. It fills s, the caller's (a search parsed into the caller's
+// variable is not allocated).
+func parse(c *sdk.Ctx, mode int, kv keyView, s *search) (outcome int, msg string) {
+	*s = search{mode: mode, src: 1}
 	var base int
 	switch {
 	case mode&modeCoords != 0:
@@ -92,11 +93,11 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		s.sh.Kind = geo.KindCircle
 		lon, lat, m := parseLonLat(c.Arg(2), c.Arg(3))
 		if m != "" {
-			return nil, parsedError, m
+			return parsedError, m
 		}
 		s.sh.Lon, s.sh.Lat = lon, lat
 		if m := parseDistance(c.Arg(4), c.Arg(5), &s.sh); m != "" {
-			return nil, parsedError, m
+			return parsedError, m
 		}
 	case mode&modeMember != 0 && !kv.exists:
 		base = 5
@@ -105,11 +106,11 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		s.sh.Kind = geo.KindCircle
 		lon, lat, found := kv.lookup(c.Arg(2))
 		if !found {
-			return nil, parsedError, errNoMember
+			return parsedError, errNoMember
 		}
 		s.sh.Lon, s.sh.Lat = lon, lat
 		if m := parseDistance(c.Arg(3), c.Arg(4), &s.sh); m != "" {
-			return nil, parsedError, m
+			return parsedError, m
 		}
 	default: // modeSearch
 		base = 2
@@ -140,10 +141,10 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		case kw == kwCount && i+1 < remaining:
 			n, ok := kit.ParseInt(next(1))
 			if !ok {
-				return nil, parsedError, kit.NotInt
+				return parsedError, kit.NotInt
 			}
 			if n <= 0 {
-				return nil, parsedError, "ERR COUNT must be > 0"
+				return parsedError, "ERR COUNT must be > 0"
 			}
 			s.count = n
 			i++
@@ -159,7 +160,7 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 			if kv.exists {
 				lon, lat, found := kv.lookup(next(1))
 				if !found {
-					return nil, parsedError, errNoMember
+					return parsedError, errNoMember
 				}
 				s.sh.Lon, s.sh.Lat = lon, lat
 			}
@@ -168,27 +169,27 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		case kw == kwFromLonLat && i+2 < remaining && mode&modeSearch != 0 && !fromMember:
 			lon, lat, m := parseLonLat(next(1), next(2))
 			if m != "" {
-				return nil, parsedError, m
+				return parsedError, m
 			}
 			s.sh.Lon, s.sh.Lat = lon, lat
 			fromLoc = true
 			i += 2
 		case kw == kwByRadius && i+2 < remaining && mode&modeSearch != 0 && !byBox:
 			if m := parseDistance(next(1), next(2), &s.sh); m != "" {
-				return nil, parsedError, m
+				return parsedError, m
 			}
 			s.sh.Kind = geo.KindCircle
 			byRadius = true
 			i += 2
 		case kw == kwByBox && i+3 < remaining && mode&modeSearch != 0 && !byRadius:
 			if m := parseBox(next(1), next(2), next(3), &s.sh); m != "" {
-				return nil, parsedError, m
+				return parsedError, m
 			}
 			s.sh.Kind = geo.KindBox
 			byBox = true
 			i += 3
 		default:
-			return nil, parsedError, kit.Syntax
+			return parsedError, kit.Syntax
 		}
 	}
 	if s.store != 0 && (s.withDist || s.withHash || s.withCoord) {
@@ -196,24 +197,24 @@ func parse(c *sdk.Ctx, mode int, kv keyView) (s *search, outcome int, msg string
 		if mode&modeSearchStore != 0 {
 			what = "GEOSEARCHSTORE"
 		}
-		return nil, parsedError, "ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+		return parsedError, "ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
 	}
 	if mode&modeSearch != 0 && !fromMember && !fromLoc {
-		return nil, parsedError, "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(c.Arg(0))
+		return parsedError, "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(c.Arg(0))
 	}
 	if mode&modeSearch != 0 && !byRadius && !byBox {
-		return nil, parsedError, "ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(c.Arg(0))
+		return parsedError, "ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(c.Arg(0))
 	}
 	if s.any && s.count == 0 {
-		return nil, parsedError, "ERR the ANY argument requires COUNT argument"
+		return parsedError, "ERR the ANY argument requires COUNT argument"
 	}
 	if !kv.exists {
-		return s, parsedMissing, ""
+		return parsedMissing, ""
 	}
 	if s.count != 0 && s.sort == sortNone && !s.any {
 		s.sort = sortAsc
 	}
-	return s, parsedSearch, ""
+	return parsedSearch, ""
 }
 
 // The option keywords of the search commands.
@@ -354,7 +355,8 @@ func searchStart(c *sdk.Ctx, mode int) {
 		members = append(members, m)
 		return 0, 0, true
 	}}
-	s, outcome, msg := parse(c, mode, stub)
+	var s search
+	outcome, msg := parse(c, mode, stub, &s)
 	src := c.Arg(1)
 	if mode&modeSearchStore != 0 {
 		src = c.Arg(2)
@@ -370,14 +372,15 @@ func searchStart(c *sdk.Ctx, mode int) {
 			if r.Code == codec.OK {
 				scores = scoresByMember(r.Value(0).List)
 			}
-			s, outcome, msg := parse(c, mode, keyView{exists: r.Code == codec.OK, lookup: func(m []byte) (float64, float64, bool) {
+			var s search
+			outcome, msg := parse(c, mode, keyView{exists: r.Code == codec.OK, lookup: func(m []byte) (float64, float64, bool) {
 				sc, found := scores[string(m)]
 				if !found {
 					return 0, 0, false
 				}
 				lon, lat := geo.Position(sc)
 				return lon, lat, true
-			}})
+			}}, &s)
 			switch outcome {
 			case parsedError:
 				c.Error(msg)
@@ -405,6 +408,9 @@ func searchStart(c *sdk.Ctx, mode int) {
 // read reads the members inside the search area, the store covering it
 // with score ranges and filtering their members (codec.OpMapGeoSearch),
 // in one operate on the source, and (to store) the destination beside it.
+// What answering needs travels to the next step in c.N (park), which is a
+// plain function: a closure holding s would be two allocations per
+// search, and the guest's garbage collector a tenth of its work.
 func (s *search) read(c *sdk.Ctx) {
 	areaBuf = s.sh.AppendFilter(areaBuf[:0])
 	var limit int64
@@ -415,23 +421,73 @@ func (s *search) read(c *sdk.Ctx) {
 	if s.store != 0 {
 		c.Record(c.Arg(s.store)).Get("") // the destination (kit.DestStore)
 	}
-	c.Exec(func(c *sdk.Ctx) {
-		r := c.Result(0)
-		var dst *codec.Result
-		if s.store != 0 {
-			dst = c.Result(1)
+	s.park(c)
+	c.Exec(searchRead)
+}
+
+// searchRead answers a search from its read.
+func searchRead(c *sdk.Ctx) {
+	var s search
+	s.unpark(c)
+	r := c.Result(0)
+	var dst *codec.Result
+	if s.store != 0 {
+		dst = c.Result(1)
+	}
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		s.answer(c, nil, dst)
+		return
+	default:
+		kit.GuardFailed(c, r)
+		return
+	}
+	s.answer(c, s.collect(r), dst)
+}
+
+// Bits of park's first word.
+const (
+	parkStoreDist = 1 << (iota + 8)
+	parkWithDist
+	parkWithHash
+	parkWithCoord
+	parkAny
+	parkSortShift = iota + 8 // two bits
+)
+
+// park keeps in c.N what answering the search needs after its read: the
+// options, the argument indexes, COUNT, and the centre and the unit
+// (exact distances and the reply's unit). N[0]: the mode (its low 8
+// bits), the park flags and the order; N[1] and N[2]: the source's and
+// the destination's argument indexes; N[3]: COUNT; N[4] to N[6]: the
+// centre's longitude and latitude and the unit's size, as float64 bits.
+func (s *search) park(c *sdk.Ctx) {
+	w := int64(s.mode) | int64(s.sort)<<parkSortShift
+	for _, f := range [...]struct {
+		on  bool
+		bit int64
+	}{{s.storeDist, parkStoreDist}, {s.withDist, parkWithDist}, {s.withHash, parkWithHash}, {s.withCoord, parkWithCoord}, {s.any, parkAny}} {
+		if f.on {
+			w |= f.bit
 		}
-		switch r.Code {
-		case codec.OK:
-		case codec.NotFound:
-			s.answer(c, nil, dst)
-			return
-		default:
-			kit.GuardFailed(c, r)
-			return
-		}
-		s.answer(c, s.collect(r), dst)
-	})
+	}
+	c.N[0], c.N[1], c.N[2], c.N[3] = w, int64(s.src), int64(s.store), s.count
+	c.N[4] = int64(math.Float64bits(s.sh.Lon))
+	c.N[5] = int64(math.Float64bits(s.sh.Lat))
+	c.N[6] = int64(math.Float64bits(s.sh.Conversion))
+}
+
+// unpark is park's inverse, into a zero s.
+func (s *search) unpark(c *sdk.Ctx) {
+	w := c.N[0]
+	s.mode, s.sort = int(w&0xff), int(w>>parkSortShift&3)
+	s.storeDist, s.withDist = w&parkStoreDist != 0, w&parkWithDist != 0
+	s.withHash, s.withCoord, s.any = w&parkWithHash != 0, w&parkWithCoord != 0, w&parkAny != 0
+	s.src, s.store, s.count = int(c.N[1]), int(c.N[2]), c.N[3]
+	s.sh.Lon = math.Float64frombits(uint64(c.N[4]))
+	s.sh.Lat = math.Float64frombits(uint64(c.N[5]))
+	s.sh.Conversion = math.Float64frombits(uint64(c.N[6]))
 }
 
 // areaBuf is scratch storage for the encoded area, which the call's
@@ -453,6 +509,7 @@ type point struct {
 var (
 	ptsBuf   []point
 	orderBuf []int32
+	keysBuf  []float64
 )
 
 // collect reads the points the store kept (codec.OpMapGeoSearch's Int(how
@@ -497,18 +554,22 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		n = int(s.count)
 	}
 	// The points in answer order, as indexes: sorting them moves four
-	// bytes where a point is 64 (a memory.copy each in WebAssembly).
-	order := orderBuf[:0]
+	// bytes where a point is 48 (a memory.copy each in WebAssembly), and
+	// their distances beside them (keys[k] is the distance of
+	// pts[order[k]]), which the sort compares without going through the
+	// points.
+	order, keys := orderBuf[:0], keysBuf[:0]
 	if cap(order) < len(pts) {
-		order = make([]int32, 0, len(pts))
-		orderBuf = order
+		order, keys = make([]int32, 0, len(pts)), make([]float64, 0, len(pts))
+		orderBuf, keysBuf = order, keys
 	}
 	for i := range pts {
 		order = append(order, int32(i))
+		keys = append(keys, pts[i].dist)
 	}
 	if s.sort != sortNone {
 		desc := s.sort == sortDesc
-		if s.settleOrder(pts, order) {
+		if s.settleOrder(pts, order, keys) {
 			// Equal distances: their order is the one Redis's sort
 			// leaves. It sorts with glibc's qsort (a merge sort: stable)
 			// when it answers every point, and with its partial pqsort
@@ -545,6 +606,13 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		if b {
 			opts++
 		}
+	}
+	if opts == 1 && s.withDist {
+		// bench.sh's search and the common one: each pair in one append.
+		for _, i := range order {
+			w.Buf = appendMemberDist(w.Buf, pts[i].member, pts[i].dist)
+		}
+		return
 	}
 	for _, i := range order {
 		p := &pts[i]
@@ -612,8 +680,9 @@ func (s *search) storeResult(c *sdk.Ctx, pts []point, order []int32, dst *codec.
 	if r := c.Result(0); r.Code == codec.OK {
 		gen = r.Generation
 	}
+	mode := s.mode // not s, which would move every search to the heap
 	st := &kit.DestStore{Dst: c.Arg(s.store), Srcs: [][]byte{c.Arg(s.src)}, Gens: []uint32{gen},
-		Restart: func(c *sdk.Ctx) { searchStart(c, s.mode) }}
+		Restart: func(c *sdk.Ctx) { searchStart(c, mode) }}
 	kit.StoreZSet(c, st, kv, dst)
 }
 
@@ -637,55 +706,63 @@ func (s *search) exact(p *point) {
 // settleOrder measures exactly every point whose estimate could compare
 // differently with another's than the exact distances do, so that sorting
 // sees exactly Redis's comparisons (ties included), whatever order it
-// compares in. It sorts order (indexes of pts) by the estimates, where
-// every pair closer than their error bounds is a run of neighbours,
-// settles those, and sorts order again by the distances as they now are:
-// ascending by Redis's distances. It reports whether two of them are
-// equal (then only Redis's own sort says which comes first).
-func (s *search) settleOrder(pts []point, order []int32) (ties bool) {
-	insertionByDist(order, pts)
+// compares in. It sorts order (indexes of pts) by the estimates (keys,
+// their distances, beside it), where every pair closer than their error
+// bounds is a run of neighbours, settles those, and sorts order again by
+// the distances as they now are: ascending by Redis's distances. It
+// reports whether two of them are equal (then only Redis's own sort says
+// which comes first).
+func (s *search) settleOrder(pts []point, order []int32, keys []float64) (ties bool) {
+	sortByKey(order, keys, pts)
 	settled := false
 	for k := 0; k+1 < len(order); k++ {
 		a, b := &pts[order[k]], &pts[order[k+1]]
-		if b.dist-a.dist <= a.err+b.err {
+		if keys[k+1]-keys[k] <= a.err+b.err {
 			if a.err != 0 {
 				s.exact(a)
+				keys[k] = a.dist
 				settled = true
 			}
 			if b.err != 0 {
 				s.exact(b)
+				keys[k+1] = b.dist
 				settled = true
 			}
 		}
 	}
 	if settled {
-		insertionByDist(order, pts) // nearly sorted: a pass or two
+		sortByKey(order, keys, pts) // nearly sorted: a pass or two
 	}
-	for k := 0; k+1 < len(order); k++ {
-		if pts[order[k]].dist == pts[order[k+1]].dist {
+	for k := 0; k+1 < len(keys); k++ {
+		if keys[k] == keys[k+1] {
 			return true
 		}
 	}
 	return false
 }
 
-// insertionByDist sorts order by the points' distances, stably; an
-// insertion sort for the few tens of points of most searches (a
-// comparison through a function value costs more than the sort itself in
-// WebAssembly).
-func insertionByDist(order []int32, pts []point) {
+// sortByKey sorts order and keys, the distances of the points order
+// indexes, together by distance, stably; an insertion sort on the keys
+// for the few tens of points of most searches (a comparison through a
+// function value costs more than the sort itself in WebAssembly, and
+// through the points a bounds check and an index more).
+func sortByKey(order []int32, keys []float64, pts []point) {
 	if len(order) > 64 {
 		slices.SortStableFunc(order, func(i, j int32) int { return cmpFloat(pts[i].dist, pts[j].dist) })
+		for k, i := range order {
+			keys[k] = pts[i].dist
+		}
 		return
 	}
-	for i := 1; i < len(order); i++ {
-		o := order[i]
-		d := pts[o].dist
+	keys = keys[:len(order)]
+	for i := 1; i < len(keys); i++ {
+		d, o := keys[i], order[i]
 		j := i
-		for ; j > 0 && pts[order[j-1]].dist > d; j-- {
+		for ; j > 0 && keys[j-1] > d; j-- {
+			keys[j] = keys[j-1]
 			order[j] = order[j-1]
 		}
-		order[j] = o
+		keys[j], order[j] = d, o
 	}
 }
 

@@ -23,12 +23,14 @@ package main
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/geo"
+	"github.com/respike/respike/guest-sdk/resp"
 )
 
 func main() {}
@@ -132,7 +134,52 @@ func appendDistBulk(dst []byte, d float64) []byte {
 	end := len(tmp) - 2
 	tmp[end], tmp[end+1] = '\r', '\n'
 	i := fixed4(&tmp, end, d)
-	n := end - i // at most 20 digits, a sign and a point: 1 or 2 digits
+	i = distHeader(&tmp, i, end-i) // at most 20 digits, a sign and a point: 1 or 2 digits
+	return append(dst, tmp[i:]...)
+}
+
+// appendMemberDist appends a member and its distance as a two-element
+// array, as w.Array(2), w.Bulk(member) and replyDistance write them, with
+// one growth check: a search answers up to COUNT of them, and each write
+// through the reply writer is a call, a check and an append in
+// WebAssembly.
+func appendMemberDist(dst, member []byte, d float64) []byte {
+	m := len(member)
+	if m >= 100 {
+		w := resp.Writer{Buf: append(dst, "*2\r\n"...)}
+		w.Bulk(member)
+		return appendDistBulk(w.Buf, d)
+	}
+	var tmp [32]byte
+	end := len(tmp) - 2
+	tmp[end], tmp[end+1] = '\r', '\n'
+	i := fixed4(&tmp, end, d)
+	i = distHeader(&tmp, i, end-i)
+	db := tmp[i:]
+	need := 5 + 1 + 2 + m + 2 + len(db) // *2\r\n$, length digits, \r\n, member, \r\n, distance
+	if m >= 10 {
+		need++
+	}
+	l := len(dst)
+	dst = slices.Grow(dst, need)[:l+need]
+	out := dst[l:]
+	out[0], out[1], out[2], out[3], out[4] = '*', '2', '\r', '\n', '$'
+	k := 5
+	if m >= 10 {
+		out[k] = byte('0' + m/10)
+		k++
+	}
+	out[k], out[k+1], out[k+2] = byte('0'+m%10), '\r', '\n'
+	k += 3
+	k += copy(out[k:], member)
+	out[k], out[k+1] = '\r', '\n'
+	copy(out[k+2:], db)
+	return dst
+}
+
+// distHeader writes a bulk string's header for the n bytes of a distance
+// at tmp[i:] before them, and returns where it starts.
+func distHeader(tmp *[32]byte, i, n int) int {
 	i -= 2
 	tmp[i], tmp[i+1] = '\r', '\n'
 	if n >= 10 {
@@ -144,7 +191,7 @@ func appendDistBulk(dst []byte, d float64) []byte {
 	tmp[i] = byte('0' + n)
 	i--
 	tmp[i] = '$'
-	return append(dst, tmp[i:]...)
+	return i
 }
 
 // fixed4 writes fixedpoint_d2string(…, 4)'s text of d into tmp, ending
@@ -168,15 +215,18 @@ func fixed4(tmp *[32]byte, end int, d float64) int {
 		// Below 429 km (in the unit): 32-bit digits, whose division by
 		// 10 is a multiply and a shift; a 64-bit constant division is a
 		// real division in WebAssembly (no 64-bit high multiply).
+		// The four decimals straight from two pairs of digits: a loop
+		// pays a fuel check per turn in the guest (module.instrument).
 		x := uint32(u)
-		for range 4 {
-			q := uint32(uint64(x) * 0xCCCCCCCD >> 35) // x / 10, exact for every uint32
-			i--
-			tmp[i] = byte('0' + x - q*10)
-			x = q
-		}
-		i--
+		q := uint32(uint64(x) * 0xD1B71759 >> 45) // x / 10000, exact for every uint32
+		fr := x - q*10000
+		hi := fr * 5243 >> 19 // fr / 100, exact below 43,699
+		lo := fr - hi*100
+		i -= 5
 		tmp[i] = '.'
+		tmp[i+1], tmp[i+2] = digits2[2*hi], digits2[2*hi+1]
+		tmp[i+3], tmp[i+4] = digits2[2*lo], digits2[2*lo+1]
+		x = q
 		for {
 			q := uint32(uint64(x) * 0xCCCCCCCD >> 35)
 			i--
@@ -209,6 +259,13 @@ func fixed4(tmp *[32]byte, end int, d float64) int {
 	}
 	return i
 }
+
+// digits2 holds "00" to "99".
+const digits2 = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // scoresByMember maps the members of a map read (flattened pairs) to
 // their scores.

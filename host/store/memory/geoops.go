@@ -30,7 +30,7 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 	// allocation where growing it would copy it a few times.
 	kept := cx.geo[:0]
 	size := 0
-	sel := cx.sel[:0]
+	var cur ocursor
 	for _, rg := range ranges {
 		if limit > 0 && len(kept) >= limit {
 			break
@@ -38,10 +38,12 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 		// The bounds as floats, as the module read them before the
 		// store filtered: a cell of the longitude 180 overflow ends
 		// past 2^53, rounded as Redis rounds it.
-		lo := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: float64(rg[0])})
-		hi := valueBound(r, &codec.Value{Kind: codec.KindFloat, Float: float64(rg[1])})
-		sel = r.appendRange(sel[:0], lo, hi)
-		for _, e := range sel {
+		hi := float64(rg[1])
+		for cur.seekFloat(r, float64(rg[0])); ; cur.advance() {
+			e := cur.item()
+			if e == nil || !floatBelow(e, hi) {
+				break
+			}
 			score := codec.ScoreOf(&e.v)
 			d, errBound, in := sh.Test(score)
 			if !in {
@@ -54,8 +56,6 @@ func (cx *callCtx) geoSearch(m *omap, o *codec.Op) codec.Value {
 			}
 		}
 	}
-	clear(sel)
-	cx.sel = sel[:0]
 	var buf []byte
 	if len(kept) > 0 {
 		buf = make([]byte, 0, size)

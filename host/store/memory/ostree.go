@@ -375,3 +375,111 @@ func (t *ostree) build(items []*entry) {
 	}
 	t.root = level[0]
 }
+
+// floatBelow reports whether item e's value orders before the float f, as
+// compare(&e.v, codec.Float(f)) < 0 decides it: a value of a lower type
+// rank first, a float by value (NaN before nothing).
+func floatBelow(e *entry, f float64) bool {
+	if e.v.Kind == codec.KindFloat {
+		return e.v.Float < f
+	}
+	return typeRank(&e.v) < floatRank
+}
+
+// floatRank is a float's type rank.
+var floatRank = typeRank(&codec.Value{Kind: codec.KindFloat})
+
+// ocursor walks the items of a tree in order from a position: a geo
+// search reads a few tens of items in each of a few score ranges, and
+// walking the leaves costs neither a second descent for the range's end
+// nor a copy of its items.
+type ocursor struct {
+	path [16]struct {
+		n *onode
+		i int
+	} // the inner nodes above the leaf and the child taken
+	depth int
+	leaf  []*entry // the items of the current leaf
+	i     int      // the current item in leaf
+}
+
+// seekFloat places c at the first item of t (ordered by value) whose value
+// is not below f (floatBelow), or at the end.
+func (c *ocursor) seekFloat(t *ostree, f float64) {
+	c.depth, c.leaf, c.i = 0, nil, 0
+	n := t.root
+	if n == nil {
+		return
+	}
+	for n.kids != nil {
+		lo, hi := 0, len(n.kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if floatBelow(n.kids[m].hi, f) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(n.kids) || c.depth == len(c.path) {
+			c.depth = 0 // the end
+			return
+		}
+		c.path[c.depth].n, c.path[c.depth].i = n, lo
+		c.depth++
+		n = n.kids[lo]
+	}
+	lo, hi := 0, len(n.items)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if floatBelow(n.items[m], f) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	c.leaf, c.i = n.items, lo
+	if lo == len(n.items) {
+		c.next()
+	}
+}
+
+// item is the item at c, or nil at the end.
+func (c *ocursor) item() *entry {
+	if c.i < len(c.leaf) {
+		return c.leaf[c.i]
+	}
+	return nil
+}
+
+// advance moves c to the next item (item reads it).
+func (c *ocursor) advance() {
+	c.i++
+	if c.i >= len(c.leaf) {
+		c.next()
+	}
+}
+
+// next moves c to the first item of the leaf after its current one, or to
+// the end.
+func (c *ocursor) next() {
+	c.leaf, c.i = nil, 0
+	for c.depth > 0 {
+		p := &c.path[c.depth-1]
+		if p.i+1 < len(p.n.kids) {
+			p.i++
+			n := p.n.kids[p.i]
+			for n.kids != nil {
+				c.path[c.depth].n, c.path[c.depth].i = n, 0
+				c.depth++
+				n = n.kids[0]
+			}
+			c.leaf = n.items
+			if len(c.leaf) > 0 {
+				return
+			}
+			continue
+		}
+		c.depth--
+	}
+}

@@ -49,6 +49,21 @@ func TestOstreeAgainstSlice(t *testing.T) {
 				}
 			}
 		}
+		// A cursor from a float walks what valueBound's ranks hold.
+		for range 3 {
+			lo := float64(rng.Intn(60)) - 5 + float64(rng.Intn(2))/2
+			hi := lo + float64(rng.Intn(20))
+			var cur ocursor
+			var got []*entry
+			for cur.seekFloat(m.vals, lo); cur.item() != nil && floatBelow(cur.item(), hi); cur.advance() {
+				got = append(got, cur.item())
+			}
+			from := valueBound(m.vals, &codec.Value{Kind: codec.KindFloat, Float: lo})
+			to := max(from, valueBound(m.vals, &codec.Value{Kind: codec.KindFloat, Float: hi}))
+			if want := m.vals.appendRange(nil, from, to); !slices.Equal(got, want) {
+				t.Fatalf("step %d: cursor over [%v, %v) walked %d items, want %d", step, lo, hi, len(got), len(want))
+			}
+		}
 		if m.n() > 0 {
 			k := codec.Int(rng.Int63n(4000))
 			at, e := m.find(&k)
@@ -68,16 +83,23 @@ func TestOstreeAgainstSlice(t *testing.T) {
 			}
 		}
 	}
+	// Values are floats, and one in ten an integer (a lower type rank).
+	value := func() codec.Value {
+		if rng.Intn(10) == 0 {
+			return codec.Int(int64(rng.Intn(50)))
+		}
+		return codec.Float(float64(rng.Intn(50)))
+	}
 	for step := range 12000 {
 		k := rng.Int63n(4000)
 		e := live[k]
 		switch op := rng.Intn(10); {
 		case e == nil && op < 7:
-			e = &entry{codec.Int(k), codec.Float(float64(rng.Intn(50)))}
+			e = &entry{codec.Int(k), value()}
 			m.add(e)
 			live[k] = e
 		case e != nil && op < 3:
-			m.setValue(e, codec.Float(float64(rng.Intn(50))))
+			m.setValue(e, value())
 		case e != nil:
 			m.drop(e)
 			delete(live, k)

@@ -118,3 +118,18 @@ func ExampleCtx_pipeline() {
 	// "hello, Grace"
 	// (nil)
 }
+
+// Commands of different clients can run in step, their store requests
+// reaching the store together in every round as a remote store's batch
+// call gathers them; races between multi-step commands are tested so.
+// Here RECALL's read is in the same round as REMEMBER's write and, listed
+// after it, sees the new value.
+func ExampleCtx_lockstep() {
+	h := sdktest.New()
+	fmt.Println(h.Lockstep(
+		[]string{"REMEMBER", "k", "v3"},
+		[]string{"RECALL", "k"},
+	))
+	// Output:
+	// [OK "v3"]
+}

@@ -164,7 +164,15 @@ func renameDeleted(c *sdk.Ctx, op *renameOp) {
 	} else {
 		call.Delete()
 	}
-	c.Exec(func(c *sdk.Ctx) { kit.RetryAfterUndo(c, op.restart) })
+	// Of two renames crossing each other (RENAME a b, RENAME b a), exactly
+	// one has its source after its destination in byte order: that one
+	// yields a round before starting over, so the two do not meet again in
+	// step (kit.Yield).
+	restart := op.restart
+	if string(c.Arg(1)) > string(c.Arg(2)) {
+		restart = func(c *sdk.Ctx) { kit.Yield(c, c.Arg(1), op.restart) }
+	}
+	c.Exec(func(c *sdk.Ctx) { kit.RetryAfterUndo(c, restart) })
 }
 
 // renameRetry starts the command over after it lost a race, within

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
@@ -155,4 +157,42 @@ SMEMBERS d => ["a"]
 			t.Errorf("%d checks of the other source, want 2 (a restart)", checks)
 		}
 	})
+}
+
+// Two *STOREs crossing each other (each one's destination the other's
+// source) whose steps reach the store together in every round, as
+// Aerospike batch calls gather them: both write, both find their other
+// source changed, both undo. Before one of them yielded a round after
+// losing (kit.Yield), they met again in step until kit.RetryFor and both
+// answered the contention error. Now each order of the store's rows ends
+// as one of the two serial orders.
+func TestCrossedStoresInLockstep(t *testing.T) {
+	x, y := []string{"sdiffstore", "s1", "s1", "s2"}, []string{"sdiffstore", "s2", "s2", "s1"}
+	// x then y: s1 = {a}, s2 = {b c}; y then x: s2 = {c}, s1 = {a b}.
+	serial := map[string]bool{
+		`(integer) 1 (integer) 2 | ["a"] | ["b" "c"]`: true,
+		`(integer) 2 (integer) 1 | ["a" "b"] | ["c"]`: true,
+	}
+	for _, order := range [][][]string{{x, y}, {y, x}} {
+		h := sdktest.New()
+		h.Do("sadd", "s1", "a", "b")
+		h.Do("sadd", "s2", "b", "c")
+		replies := h.Lockstep(order...)
+		if order[0][1] == "s2" {
+			replies[0], replies[1] = replies[1], replies[0] // x's reply first
+		}
+		got := replies[0] + " " + replies[1] + " | " + sorted(h.Do("smembers", "s1")) + " | " + sorted(h.Do("smembers", "s2"))
+		if !serial[got] {
+			t.Errorf("%v first: %s; no serial order gives that", order[0], got)
+		}
+		h.Store.Close()
+	}
+}
+
+// sorted returns an array reply in sdktest.Format notation with its
+// elements in order: SMEMBERS' order is the store's.
+func sorted(reply string) string {
+	members := cmdtest.SplitReply(reply)
+	sort.Strings(members)
+	return "[" + strings.Join(members, " ") + "]"
 }

@@ -202,6 +202,67 @@ func (h *Host) Pipeline(cmds ...[]string) []string {
 	return replies
 }
 
+// Lockstep runs cmds as concurrent commands of different clients whose
+// store requests reach the store in rounds, as a remote store's batch call
+// gathers the requests of commands running at the same moment: in each
+// round every command still running has sent one request, the store runs
+// them in the order of cmds, then each command resumes with its result. It
+// returns each command's reply in redis-cli notation (a command that blocks:
+// its timeout reply). Races between multi-step commands that only show when
+// their steps keep meeting — two commands that undo and retry in step with
+// each other for ever — are tested with it. Requests never run inline.
+func (h *Host) Lockstep(cmds ...[]string) []string {
+	ctx := context.Background()
+	hook.SetInline(nil)
+	hook.SetLog(func(level int32, msg string) { h.Logs = append(h.Logs, LogLine{Level: int(level), Msg: msg}) })
+	defer hook.SetLog(nil)
+	now := time.Now
+	if h.now != nil {
+		now = h.now
+	}
+	replies := make([]string, len(cmds))
+	type waiting struct {
+		i      int
+		handle uint32
+		req    []byte
+	}
+	var round []waiting
+	// settle records out, command i's answer, as its reply or as the
+	// request it waits on.
+	settle := func(i int, out []byte) {
+		switch out[0] {
+		case codec.StatusDone:
+			replies[i] = Format(out[1:])
+		case codec.StatusBlock:
+			replies[i] = Format(h.blocked(out))
+		case codec.StatusPending:
+			round = append(round, waiting{i, binary.LittleEndian.Uint32(out[1:5]), append([]byte(nil), out[5:]...)})
+		default:
+			panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
+		}
+	}
+	for i, args := range cmds {
+		b := make([][]byte, len(args))
+		for j, a := range args {
+			b[j] = []byte(a)
+		}
+		settle(i, hook.Start(codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB),
+			Cmd: h.cmdIndex(args[0]), ClientID: uint64(i + 1), Now: now().UnixNano(), Args: b})))
+	}
+	for len(round) > 0 {
+		this := round
+		round = nil
+		results := make([][]byte, len(this))
+		for k, w := range this {
+			results[k] = append([]byte(nil), h.exec(ctx, w.req)...)
+		}
+		for k, w := range this {
+			settle(w.i, hook.Resume(w.handle, results[k]))
+		}
+	}
+	return replies
+}
+
 // setInline connects the engine's inline store path to this host's store,
 // or disconnects it (h.Inline false: every request waits and resumes).
 func (h *Host) setInline(ctx context.Context) {

@@ -115,24 +115,28 @@ func (s *DestStore) written(c *sdk.Ctx) {
 // destination back and starts over.
 func (s *DestStore) checked(c *sdk.Ctx) {
 	k := 0
-	same := true
+	var changed []byte // the first source that changed, if any
 	for i, key := range s.Srcs {
 		if string(key) == string(s.Dst) {
 			continue
 		}
 		r := c.Result(k)
 		k++
+		var same bool
 		switch r.Code {
 		case codec.OK:
-			same = same && r.Generation == s.Gens[i]
+			same = r.Generation == s.Gens[i]
 		case codec.NotFound:
-			same = same && s.Gens[i] == 0
+			same = s.Gens[i] == 0
 		default:
 			StoreError(c, r)
 			return
 		}
+		if !same && changed == nil {
+			changed = key
+		}
 	}
-	if same {
+	if changed == nil {
 		c.Reply().Int(s.Size)
 		return
 	}
@@ -146,7 +150,15 @@ func (s *DestStore) checked(c *sdk.Ctx) {
 		call.Generation(s.dstGen).Delete()
 	}
 	// Whatever the undo found (someone may have written the destination
-	// since: theirs stays), start over.
+	// since: theirs stays), start over. Two stores crossing each other
+	// (each one's destination the other's source) both lose here in the
+	// same round; the one whose destination comes after the source it
+	// found changed, in byte order, yields a round first, so they do not
+	// meet again in step (Yield).
+	if string(s.Dst) > string(changed) {
+		c.Exec(func(c *sdk.Ctx) { Yield(c, s.Dst, s.retry) })
+		return
+	}
 	c.Exec(s.retry)
 }
 

@@ -39,6 +39,19 @@ func RetryAfterUndo(c *sdk.Ctx, start func(*sdk.Ctx)) {
 	}
 }
 
+// Yield spends one store round trip, a header read of key, before next.
+// A command that lost a race to a command crossing it (RENAME a b against
+// RENAME b a: each overwrote the other's source) would otherwise start over
+// in step with it — a remote store's batch call gathers both commands'
+// requests — and both would lose again in every round until RetryFor. When
+// exactly one of the two yields, the other's next write is in the store
+// before the yielding one reads again, and it waits for that write's
+// pending mark instead of crossing it (TestRenameSwapInLockstep).
+func Yield(c *sdk.Ctx, key []byte, next sdk.Step) {
+	c.Record(key).Header()
+	c.Exec(next)
+}
+
 // Clone returns a deep copy of v: results alias the response buffer, which
 // the next request reuses, so a value a later step needs (the previous
 // value of a key a multi-step command overwrote, to put it back) is

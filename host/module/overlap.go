@@ -175,6 +175,12 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 	n := len(items)
 	if cap(w.pends) < n {
 		w.pends = make([]pend, n)
+	}
+	// Grown apart from pends: append may leave replies more capacity than
+	// n, and a later, larger window then needs pends grown but not
+	// replies (a negative length here panicked in
+	// TestExecBatchMatchesSequential). The reply buffers are kept.
+	if cap(w.replies) < n {
 		w.replies = append(w.replies[:cap(w.replies)], make([][]byte, n-cap(w.replies))...)
 	}
 	pends, replies := w.pends[:n], w.replies[:n]

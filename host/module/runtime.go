@@ -498,7 +498,11 @@ func (r *Runtime) clock() int64 { return int64(time.Since(r.epoch)) }
 
 // Lookup returns the command called name, matched case-insensitively, or nil.
 // It takes no lock and does not allocate.
-func (r *Runtime) Lookup(name []byte) *Command {
+func (r *Runtime) Lookup(name []byte) *Command { return r.reg.Load().lookup(name) }
+
+// lookup is the command called name in g, matched case-insensitively, or
+// nil.
+func (g *registry) lookup(name []byte) *Command {
 	var buf [maxNameLen]byte
 	if len(name) > len(buf) {
 		return nil
@@ -509,7 +513,7 @@ func (r *Runtime) Lookup(name []byte) *Command {
 		}
 		buf[i] = c
 	}
-	return r.reg.Load().cmds[string(buf[:len(name)])]
+	return g.cmds[string(buf[:len(name)])]
 }
 
 // LookupCache remembers the answer of one lookup, for LookupCached: a
@@ -532,17 +536,7 @@ func (r *Runtime) LookupCached(lc *LookupCache, name []byte) *Command {
 	if g == lc.reg && len(name) == lc.n && string(name) == string(lc.name[:lc.n]) {
 		return lc.cmd
 	}
-	var buf [maxNameLen]byte
-	if len(name) > len(buf) {
-		return nil
-	}
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-	cmd := g.cmds[string(buf[:len(name)])]
+	cmd := g.lookup(name)
 	if len(name) <= len(lc.name) {
 		lc.reg, lc.n, lc.cmd = g, copy(lc.name[:], name), cmd
 	}

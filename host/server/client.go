@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,6 +183,18 @@ func newClient(s *Server, id uint64, nc net.Conn) *client {
 // server shuts down.
 func (s *Server) serveConn(c *client) {
 	defer func() {
+		// A bug in the proxy's own code (a panic while running this
+		// client's commands) ends this connection, not the process and
+		// every other client with it, as net/http treats a handler's
+		// panic. The reply being written may be half done, so nothing
+		// more is sent: the client sees its connection close. State the
+		// panic left behind (a module instance not returned) is lost
+		// with the connection; the log has the stack to fix the bug.
+		if p := recover(); p != nil {
+			s.log.Error("a connection ended on an internal error", "client", c.id, "addr", c.addr,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.stats.internalErrors.Add(1)
+		}
 		c.endMonitor()
 		c.flushStats()
 		if c.raw != nil {

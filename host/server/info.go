@@ -121,6 +121,7 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 		line("total_net_input_bytes", s.stats.netIn.Load())
 		line("total_net_output_bytes", s.stats.netOut.Load())
 		line("total_error_replies", s.stats.errorReplies.Load())
+		line("respike_internal_errors", s.stats.internalErrors.Load())
 		if st, ok := s.st.(store.Statser); ok {
 			for _, v := range st.Stats() {
 				line("store_"+v.Name, v.Value)

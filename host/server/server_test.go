@@ -871,3 +871,29 @@ func TestConcurrentClients(t *testing.T) {
 
 // bulk returns s as a RESP2 bulk string.
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
+
+// A panic in the proxy while it runs one client's command (a bug) ends that
+// client's connection, not the proxy: other clients go on, and INFO counts
+// it.
+func TestPanicEndsOnlyItsConnection(t *testing.T) {
+	rt := newFakeRuntime()
+	rt.add("test", codec.CommandInfo{Name: "fpanic", Arity: 1, Flags: []string{"fast"}, Group: "generic"},
+		func(context.Context, *codec.Start, *resp.Writer) { panic("a bug") })
+	_, addr := startServer(t, testConfig(), rt, nil)
+	other := dial(t, addr)
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	c := dial(t, addr)
+	c.send(encode("fpanic"))
+	c.closed()
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("another client after the panic: PING = %q", got)
+	}
+	if got := dial(t, addr).do("fecho", "x"); !strings.HasPrefix(got, "*5\r\n$5\r\nfecho\r\n$1\r\nx\r\n") {
+		t.Errorf("a new client after the panic: %q", got)
+	}
+	if info := other.do("INFO", "stats"); !strings.Contains(info, "respike_internal_errors:1\r\n") {
+		t.Errorf("INFO stats does not count the panic:\n%s", info)
+	}
+}

@@ -91,7 +91,10 @@ type serverStats struct {
 	rejectedConns atomic.Int64
 	totalCmds     atomic.Int64
 	errorReplies  atomic.Int64
-	netIn, netOut atomic.Int64 // bytes read from and written to clients
+	// internalErrors counts connections ended by a panic in the proxy
+	// (serveConn): each is a bug to report.
+	internalErrors atomic.Int64
+	netIn, netOut  atomic.Int64 // bytes read from and written to clients
 
 	builtin []cmdStat // by builtin.idx
 
@@ -141,6 +144,7 @@ func (st *serverStats) reset() {
 	st.rejectedConns.Store(0)
 	st.totalCmds.Store(0)
 	st.errorReplies.Store(0)
+	st.internalErrors.Store(0)
 	st.netIn.Store(0)
 	st.netOut.Store(0)
 	for i := range st.builtin {

@@ -338,15 +338,23 @@ func (c *Ctx) resetReply() { c.w.Buf = append(c.w.Buf[:0], codec.StatusDone) }
 // drive runs steps until the command replies or waits on the host, and
 // turns a panic in a step into an error reply: one deferred recover per
 // guest call, not one per step.
+//
+// The deferred function calls recover only when run did not return: a call
+// of runtime.gorecover and its checks cost ~120 instructions of wasm per
+// command (docs/performance.md), and a step that returns has not panicked.
 func (e *engine) drive(c *Ctx) (out []byte) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			out = e.panicked(c, r)
+		if !returned {
+			if r := recover(); r != nil {
+				out = e.panicked(c, r)
+			}
 		}
 	}()
 	if out = e.run(c); out[0] != codec.StatusPending {
 		e.release(c) // replied, or blocked: the command is over here
 	}
+	returned = true
 	return out
 }
 

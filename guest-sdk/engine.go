@@ -32,6 +32,8 @@ type engine struct {
 
 	ctxs []*Ctx   // by handle
 	free []uint32 // handles of idle Ctxs
+	// untrimmed counts releases since a Ctx's buffers were last checked.
+	untrimmed int
 
 	in  []byte // host→guest message buffer (respike_buf)
 	dec codec.Decoder
@@ -104,14 +106,28 @@ func (e *engine) release(c *Ctx) {
 	c.pending = false
 	c.blocked, c.blockOn = false, nil
 	c.res = &c.noRes // let go of the host's buffers
-	c.st = &c.ownSt
 	c.ownSt.Args = nil
 	c.vals = c.vals[:0]
-	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
-		c.trim()
+	// Checking every buffer's size costs as much as the rest of release
+	// (six comparisons and a loop over its calls), so a Ctx is checked
+	// when it waited (it may then sit idle under the others) and otherwise
+	// every trimEvery releases: the Ctx released last is the next one
+	// acquired, so one that ran a big command is checked within trimEvery
+	// commands. (Wasm memory never shrinks: trimming only lets the guest's
+	// allocator reuse it, and a few commands later does as well.)
+	if e.untrimmed++; e.untrimmed >= trimEvery || c.st == &c.ownSt {
+		e.untrimmed = 0
+		if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
+			c.trim()
+		}
 	}
+	c.st = &c.ownSt
 	e.free = append(e.free, c.handle)
 }
+
+// trimEvery is how many releases may pass between two checks of a Ctx's
+// buffers (release).
+const trimEvery = 16
 
 // bigCalls reports whether a call kept for reuse holds encoded ops larger
 // than maxKeep (a big value written).

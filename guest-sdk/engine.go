@@ -32,6 +32,8 @@ type engine struct {
 
 	ctxs []*Ctx   // by handle
 	free []uint32 // handles of idle Ctxs
+	// untrimmed counts releases since a Ctx's buffers were last checked.
+	untrimmed int
 
 	in  []byte // host→guest message buffer (respike_buf)
 	dec codec.Decoder
@@ -104,14 +106,28 @@ func (e *engine) release(c *Ctx) {
 	c.pending = false
 	c.blocked, c.blockOn = false, nil
 	c.res = &c.noRes // let go of the host's buffers
-	c.st = &c.ownSt
 	c.ownSt.Args = nil
 	c.vals = c.vals[:0]
-	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
-		c.trim()
+	// Checking every buffer's size costs as much as the rest of release
+	// (six comparisons and a loop over its calls), so a Ctx is checked
+	// when it waited (it may then sit idle under the others) and otherwise
+	// every trimEvery releases: the Ctx released last is the next one
+	// acquired, so one that ran a big command is checked within trimEvery
+	// commands. (Wasm memory never shrinks: trimming only lets the guest's
+	// allocator reuse it, and a few commands later does as well.)
+	if e.untrimmed++; e.untrimmed >= trimEvery || c.st == &c.ownSt {
+		e.untrimmed = 0
+		if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
+			c.trim()
+		}
 	}
+	c.st = &c.ownSt
 	e.free = append(e.free, c.handle)
 }
+
+// trimEvery is how many releases may pass between two checks of a Ctx's
+// buffers (release).
+const trimEvery = 16
 
 // bigCalls reports whether a call kept for reuse holds encoded ops larger
 // than maxKeep (a big value written).
@@ -314,11 +330,26 @@ func (e *engine) cancel(h uint32) {
 func (e *engine) deliver(c *Ctx, msg []byte) bool {
 	c.pending = false
 	c.vals = c.vals[:0]
-	if c.res = codec.ResponseAt(msg); c.res == nil || c.res.Code != codec.OK {
-		c.requestFailed()
-		return false
+	if r := codec.ResponseAt(msg); r != nil && r.Code == codec.OK {
+		c.res = r
+		return true
 	}
-	return true
+	return c.undelivered(msg)
+}
+
+// undelivered is deliver for a request that failed, or a malformed
+// response: it writes the error reply and reports false.
+func (c *Ctx) undelivered(msg []byte) bool {
+	c.failedResponse(msg)
+	return false
+}
+
+// failedResponse takes a response that reports a failed request, or a
+// malformed one, and returns the error reply it writes.
+func (c *Ctx) failedResponse(msg []byte) []byte {
+	c.res = codec.ResponseAt(msg)
+	c.requestFailed()
+	return c.w.Buf
 }
 
 // requestFailed replaces the reply with the error of a request that failed
@@ -338,15 +369,23 @@ func (c *Ctx) resetReply() { c.w.Buf = append(c.w.Buf[:0], codec.StatusDone) }
 // drive runs steps until the command replies or waits on the host, and
 // turns a panic in a step into an error reply: one deferred recover per
 // guest call, not one per step.
+//
+// The deferred function calls recover only when run did not return: a call
+// of runtime.gorecover and its checks cost ~120 instructions of wasm per
+// command (docs/performance.md), and a step that returns has not panicked.
 func (e *engine) drive(c *Ctx) (out []byte) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			out = e.panicked(c, r)
+		if !returned {
+			if r := recover(); r != nil {
+				out = e.panicked(c, r)
+			}
 		}
 	}()
 	if out = e.run(c); out[0] != codec.StatusPending {
 		e.release(c) // replied, or blocked: the command is over here
 	}
+	returned = true
 	return out
 }
 
@@ -374,9 +413,16 @@ func (e *engine) run(c *Ctx) []byte {
 			c.own()
 			return c.pendingAnswer()
 		}
-		if !e.deliver(c, res) {
-			return c.w.Buf
+		// deliver, by hand: a call costs ~100 instructions of wasm, and
+		// this is the path of every command that reads the store
+		// (docs/performance.md).
+		c.pending = false
+		c.vals = c.vals[:0]
+		if r := codec.ResponseAt(res); r != nil && r.Code == codec.OK {
+			c.res = r
+			continue
 		}
+		return c.failedResponse(res)
 	}
 }
 

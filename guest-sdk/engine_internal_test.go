@@ -13,19 +13,46 @@ import (
 // TestReleaseDropsBigBuffers checks that a Ctx does not keep the buffers a
 // large command grew: here the encoded ops of a call that wrote a 100 KiB
 // value, which the host reads in place, so no other buffer grows with them.
+//
+// Buffers are checked every trimEvery releases, and at the release of a Ctx
+// whose command waited (own copied its arguments): the big call is dropped
+// within trimEvery commands, whatever the commands after it.
 func TestReleaseDropsBigBuffers(t *testing.T) {
+	for first := range trimEvery {
+		var e engine
+		for range first {
+			e.release(e.acquire())
+		}
+		c := e.acquire()
+		c.Record([]byte("k")).Put(codec.BinValue, codec.Bytes(make([]byte, 100<<10)))
+		e.release(c)
+		for i := 0; c.req.Calls != nil; i++ {
+			if i == trimEvery {
+				t.Fatalf("after %d commands, a call holding %d bytes of ops was kept %d releases on",
+					first, c.req.Calls[:1][0].EncodedCap(), i)
+			}
+			if e.acquire() != c {
+				t.Fatal("the Ctx released last was not acquired next")
+			}
+			e.release(c)
+		}
+	}
 	var e engine
 	c := e.acquire()
+	c.st = &codec.Start{Args: [][]byte{[]byte("set")}}
 	c.Record([]byte("k")).Put(codec.BinValue, codec.Bytes(make([]byte, 100<<10)))
+	c.own() // the command waited
 	e.release(c)
 	if c.req.Calls != nil {
-		t.Fatalf("a call holding %d bytes of ops was kept", c.req.Calls[:1][0].EncodedCap())
+		t.Fatal("the big call of a command that waited was kept")
 	}
-	c = e.acquire()
-	c.Record([]byte("k")).Put(codec.BinValue, codec.Bytes([]byte("small")))
-	e.release(c)
-	if cap(c.req.Calls) == 0 {
-		t.Fatal("a small call was not kept for reuse")
+	for range 2 * trimEvery {
+		c = e.acquire()
+		c.Record([]byte("k")).Put(codec.BinValue, codec.Bytes([]byte("small")))
+		e.release(c)
+		if cap(c.req.Calls) == 0 {
+			t.Fatal("a small call was not kept for reuse")
+		}
 	}
 }
 

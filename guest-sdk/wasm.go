@@ -95,14 +95,20 @@ func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[:1][0]))) }
 
 // inlineBuf receives inline responses; it is separate from eng.in, which may
 // still hold the start message the current step's arguments were copied from.
-var inlineBuf = make([]byte, 4096)
+// inlineAt and inlineCap are its address and length, kept with it so that
+// execInline is small enough to be inlined.
+var (
+	inlineBuf = make([]byte, 4096)
+	inlineAt  = ptr(inlineBuf)
+	inlineCap = uint32(len(inlineBuf))
+)
 
 // execInline asks the host to run c's request at once. It is a direct
 // call, not through a func value: on the path of every command. The host
 // reads the request where it is, as this module's Go values
 // (codec.ReadRequest): nothing is encoded here.
 func (e *engine) execInline(c *Ctx) ([]byte, bool) {
-	n := hostExec(uint32(uintptr(unsafe.Pointer(&c.req))), 0, ptr(inlineBuf), uint32(len(inlineBuf)))
+	n := hostExec(uint32(uintptr(unsafe.Pointer(&c.req))), 0, inlineAt, inlineCap)
 	if n <= 0 {
 		return takeInline(n)
 	}
@@ -126,7 +132,8 @@ func takeInline(n int32) ([]byte, bool) {
 		return nil, false
 	}
 	inlineBuf = make([]byte, int(-n)+int(-n)/4)
-	n = hostTake(ptr(inlineBuf), uint32(len(inlineBuf)))
+	inlineAt, inlineCap = ptr(inlineBuf), uint32(len(inlineBuf))
+	n = hostTake(inlineAt, inlineCap)
 	if n <= 0 {
 		// The request ran; running it again would repeat its writes.
 		panic("sdk: the host lost an inline response")

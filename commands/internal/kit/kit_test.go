@@ -387,3 +387,47 @@ func TestParseShortPaths(t *testing.T) {
 		t.Fatalf("only %d inputs", n)
 	}
 }
+
+// zaddOption names the option bits of the words the six names in turn
+// (ZAddOptions before) named: every word of up to four bytes from the
+// options' letters in both cases and others, and random bytes.
+func TestZAddOption(t *testing.T) {
+	names := [...]string{"nx", "xx", "ch", "incr", "gt", "lt"}
+	ref := func(a []byte) int64 {
+		for bit, name := range names {
+			if Fold(a, name) {
+				return 1 << bit
+			}
+		}
+		return 0
+	}
+	const alpha = "nNxXcChHiIrRgGtTlL.0\x00\x80\xceJ"
+	check := func(a []byte) {
+		if got, want := zaddOption(a), ref(a); got != want {
+			t.Fatalf("zaddOption(%q) = %d, want %d", a, got, want)
+		}
+	}
+	var buf [5]byte
+	for n := 0; n <= 4; n++ {
+		total := 1
+		for range n {
+			total *= len(alpha)
+		}
+		for k := range total {
+			x := k
+			for i := range n {
+				buf[i] = alpha[x%len(alpha)]
+				x /= len(alpha)
+			}
+			check(buf[:n])
+		}
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 200000 {
+		n := rng.IntN(6)
+		for i := range n {
+			buf[i] = byte(rng.Uint32())
+		}
+		check(buf[:n])
+	}
+}

@@ -475,16 +475,11 @@ func tau(x float64) float64 {
 }
 
 // cachedCard reads the cached cardinality; ok is false when it is not
-// valid.
+// valid. One load (load64): a loop over the eight bytes was eight turns of
+// a loop in WebAssembly, on every PFCOUNT.
 func cachedCard(h []byte) (uint64, bool) {
-	if h[15]&(1<<7) != 0 {
-		return 0, false
-	}
-	var card uint64
-	for i := range 8 {
-		card |= uint64(h[8+i]) << (8 * i)
-	}
-	return card, true
+	card := load64(h[8:16])
+	return card, card>>63 == 0
 }
 
 // setCard writes the cached cardinality.

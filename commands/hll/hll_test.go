@@ -222,3 +222,27 @@ func TestMurmurPatLenAgree(t *testing.T) {
 		}
 	}
 }
+
+// cachedCard reads the eight bytes as the loop it replaced did, and says
+// not valid exactly when the top bit is set.
+func TestCachedCard(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	h := make([]byte, 16)
+	for i := range 100000 {
+		for j := range h {
+			h[j] = byte(rng.Uint32())
+		}
+		if i%2 == 0 {
+			h[15] &= 0x7f
+		}
+		var want uint64
+		for k := range 8 {
+			want |= uint64(h[8+k]) << (8 * k)
+		}
+		wantOK := h[15]&(1<<7) == 0
+		got, ok := cachedCard(h)
+		if ok != wantOK || ok && got != want {
+			t.Fatalf("cachedCard(%x) = %d, %v; want %d, %v", h, got, ok, want, wantOK)
+		}
+	}
+}

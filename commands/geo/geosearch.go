@@ -463,15 +463,11 @@ const (
 // the destination's argument indexes; N[3]: COUNT; N[4] to N[6]: the
 // centre's longitude and latitude and the unit's size, as float64 bits.
 func (s *search) park(c *sdk.Ctx) {
-	w := int64(s.mode) | int64(s.sort)<<parkSortShift
-	for _, f := range [...]struct {
-		on  bool
-		bit int64
-	}{{s.storeDist, parkStoreDist}, {s.withDist, parkWithDist}, {s.withHash, parkWithHash}, {s.withCoord, parkWithCoord}, {s.any, parkAny}} {
-		if f.on {
-			w |= f.bit
-		}
-	}
+	// Straight-line flag bits (b2i compiles to a select): a loop over
+	// the five options was five turns and five branches in WebAssembly.
+	w := int64(s.mode) | int64(s.sort)<<parkSortShift |
+		b2i(s.storeDist)*parkStoreDist | b2i(s.withDist)*parkWithDist | b2i(s.withHash)*parkWithHash |
+		b2i(s.withCoord)*parkWithCoord | b2i(s.any)*parkAny
 	c.N[0], c.N[1], c.N[2], c.N[3] = w, int64(s.src), int64(s.store), s.count
 	c.N[4] = int64(math.Float64bits(s.sh.Lon))
 	c.N[5] = int64(math.Float64bits(s.sh.Lat))
@@ -557,7 +553,9 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	// bytes where a point is 48 (a memory.copy each in WebAssembly), and
 	// their distances beside them (keys[k] is the distance of
 	// pts[order[k]]), which the sort compares without going through the
-	// points.
+	// points. (Filled in collect's loop instead, they cost more, not
+	// less: collect grew by 8.3k instructions, answer shrank by 5.3k;
+	// docs/performance.md, "GEO and HLL, ninth pass".)
 	order, keys := orderBuf[:0], keysBuf[:0]
 	if cap(order) < len(pts) {
 		order, keys = make([]int32, 0, len(pts)), make([]float64, 0, len(pts))
@@ -588,12 +586,28 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		}
 	}
 	order = order[:n]
+	conv := s.sh.Conversion
+	if s.store == 0 && s.withDist && !s.withHash && !s.withCoord {
+		// bench.sh's search and the common one: each distance settled,
+		// in the unit and written with its member in one append, in one
+		// loop.
+		w := c.Reply()
+		w.Array(n)
+		for _, i := range order {
+			p := &pts[i]
+			if p.err != 0 && !clearlyRounds(p.dist/conv, p.err/conv) {
+				s.exact(p)
+			}
+			w.Buf = appendMemberDist(w.Buf, p.member, p.dist/conv)
+		}
+		return
+	}
 	for _, i := range order {
 		p := &pts[i]
-		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.Conversion, p.err/s.sh.Conversion)) {
+		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/conv, p.err/conv)) {
 			s.exact(p)
 		}
-		p.dist /= s.sh.Conversion
+		p.dist /= conv
 	}
 	if s.store != 0 {
 		s.storeResult(c, pts, order, dst)
@@ -601,19 +615,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 	w := c.Reply()
 	w.Array(n)
-	opts := 0
-	for _, b := range [3]bool{s.withDist, s.withHash, s.withCoord} {
-		if b {
-			opts++
-		}
-	}
-	if opts == 1 && s.withDist {
-		// bench.sh's search and the common one: each pair in one append.
-		for _, i := range order {
-			w.Buf = appendMemberDist(w.Buf, pts[i].member, pts[i].dist)
-		}
-		return
-	}
+	opts := int(b2i(s.withDist) + b2i(s.withHash) + b2i(s.withCoord))
 	for _, i := range order {
 		p := &pts[i]
 		if opts > 0 {
@@ -772,6 +774,15 @@ func sortByKey(order []int32, keys []float64, pts []point) {
 func clearlyRounds(d, e float64) bool {
 	x := d * 10000
 	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
+}
+
+// b2i is 1 for true, 0 for false, without a branch (Go compiles it to a
+// select in WebAssembly).
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // load64 and load32 read the little-endian words at b[off:] (the caller

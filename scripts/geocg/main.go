@@ -15,7 +15,10 @@
 // What would make a count depend on time is off: the store's timed sweeps,
 // and the load's garbage collections in the guest (Go's pacer in the guest
 // reads the clock, which valgrind stretches): the data is loaded by one
-// runtime and measured by a fresh one.
+// runtime and measured by a fresh one. GEOCG_CACHE is the compilation
+// cache; GEOCG_FRESH=1 compiles the measuring runtime without it, for a
+// build with wazero's perfmap tag, which names guest code in
+// /tmp/perf-PID.map only when it compiles.
 package main
 
 import (
@@ -50,6 +53,10 @@ func main() {
 		loadGeo(ctx, r)
 	}
 	_ = r.Close(ctx)
+	if os.Getenv("GEOCG_FRESH") != "" {
+		// A perfmap build names guest code only when it compiles it.
+		os.Setenv("GEOCG_CACHE", "")
+	}
 	r = runtime(ctx, st, wasm)
 	starts := make([]*codec.Start, n)
 	switch which {

@@ -142,3 +142,34 @@ func TestKeywordMatchesFold(t *testing.T) {
 		t.Fatalf("only %d arguments checked", checked)
 	}
 }
+
+// sortByKey sorts keys and order together, stably, as the one-place
+// insertion sort it replaced, for every length up to 64 (and the
+// SortStableFunc path above), with many ties.
+func TestSortByKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for i := range 20000 {
+		n := i % 70
+		pts := make([]point, n)
+		keys := make([]float64, n)
+		order := make([]int32, n)
+		for k := range n {
+			d := float64(rng.IntN(1 + i%17))
+			if i%3 == 0 {
+				d = rng.Float64()
+			}
+			pts[k].dist, keys[k], order[k] = d, d, int32(k)
+		}
+		want := slices.Clone(order)
+		slices.SortStableFunc(want, func(a, b int32) int { return cmpFloat(pts[a].dist, pts[b].dist) })
+		sortByKey(order, keys, pts)
+		if !slices.Equal(order, want) {
+			t.Fatalf("n=%d: order %v, want %v", n, order, want)
+		}
+		for k, o := range order {
+			if keys[k] != pts[o].dist {
+				t.Fatalf("n=%d: keys[%d] = %v, the distance of point %d is %v", n, k, keys[k], o, pts[o].dist)
+			}
+		}
+	}
+}

@@ -760,9 +760,17 @@ func sortByKey(order []int32, keys []float64, pts []point) {
 	for i := 1; i < len(keys); i++ {
 		d, o := keys[i], order[i]
 		j := i
-		for ; j > 0 && keys[j-1] > d; j-- {
+		// Two places a turn: each turn of a loop is a trip through the
+		// function's dispatch loop in WebAssembly, which costs more than
+		// the moves.
+		for ; j > 1 && keys[j-2] > d; j -= 2 {
+			keys[j], keys[j-1] = keys[j-1], keys[j-2]
+			order[j], order[j-1] = order[j-1], order[j-2]
+		}
+		if j > 0 && keys[j-1] > d {
 			keys[j] = keys[j-1]
 			order[j] = order[j-1]
+			j--
 		}
 		keys[j], order[j] = d, o
 	}

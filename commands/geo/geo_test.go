@@ -173,3 +173,45 @@ func TestSortByKey(t *testing.T) {
 		}
 	}
 }
+
+// foldKeyRef is foldKey as it was, a byte at a time past the first word.
+func foldKeyRef(b []byte) (lo, hi uint64) {
+	const fold = 0x2020202020202020
+	n := len(b)
+	switch {
+	case n >= 8:
+		lo = load64(b, 0) | fold
+		for i := 8; i < n && i < 16; i++ {
+			hi |= uint64(b[i]|0x20) << (8 * (i - 8))
+		}
+	case n >= 4:
+		lo = uint64(load32(b, 0) | 0x20202020)
+		for i := 4; i < n; i++ {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	default:
+		for i := range n {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	}
+	return lo, hi
+}
+
+// foldKey's whole-word loads give the keys of the byte-wise packing, for
+// every length from 0 to 16 and random bytes, read from a larger buffer
+// so that a byte past the argument would show.
+func TestFoldKeyWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	buf := make([]byte, 32)
+	for i := range 200000 {
+		for j := range buf {
+			buf[j] = byte(rng.Uint32())
+		}
+		n := i % 17
+		b := buf[:n:n]
+		lo, hi := foldKeyRef(b)
+		if got := foldKey(b); got != [2]uint64{lo, hi} {
+			t.Fatalf("foldKey(%x) = %x, want %x %x", b, got, lo, hi)
+		}
+	}
+}

@@ -236,32 +236,38 @@ const (
 )
 
 // keyword is the option an argument names (any case), or kwNone: its
-// bytes folded into two words (foldKey) compared with the candidates of
-// its length, where parse would try up to thirteen byte-wise comparisons
-// (each a loop of loads and branches in WebAssembly).
+// bytes folded into two words (foldKey) compared with the keys of the
+// candidates of its length, where parse would try up to thirteen
+// byte-wise comparisons (each a loop of loads and branches in
+// WebAssembly). The candidates are compared one after the other, not in
+// a loop over an array of them: each loop turn is a trip through the
+// function's dispatch loop.
 func keyword(arg []byte) int {
-	var cands [3]int
+	var a, b, c int
 	switch len(arg) {
 	case 3:
-		cands = [3]int{kwAny, kwAsc}
+		a, b = kwAny, kwAsc
 	case 4:
-		cands = [3]int{kwDesc}
+		a = kwDesc
 	case 5:
-		cands = [3]int{kwCount, kwStore, kwByBox}
+		a, b, c = kwCount, kwStore, kwByBox
 	case 8:
-		cands = [3]int{kwWithDist, kwWithHash, kwByRadius}
+		a, b, c = kwWithDist, kwWithHash, kwByRadius
 	case 9:
-		cands = [3]int{kwWithCoord, kwStoreDist}
+		a, b = kwWithCoord, kwStoreDist
 	case 10:
-		cands = [3]int{kwFromMember, kwFromLonLat}
+		a, b = kwFromMember, kwFromLonLat
 	default:
 		return kwNone
 	}
-	lo, hi := foldKey(arg)
-	for _, k := range cands {
-		if k != kwNone && keywordKeys[k] == [2]uint64{lo, hi} {
-			return k
-		}
+	key := foldKey(arg)
+	switch key {
+	case keywordKeys[a]:
+		return a
+	case keywordKeys[b]:
+		return b
+	case keywordKeys[c]:
+		return c
 	}
 	return kwNone
 }
@@ -272,40 +278,44 @@ var keywords = [...]string{
 	kwFromMember: "frommember", kwFromLonLat: "fromlonlat", kwByRadius: "byradius", kwByBox: "bybox",
 }
 
-// keywordKeys is foldKey of each keyword.
+// keywordKeys is foldKey of each keyword; kwNone's is a key that no
+// argument of a keyword's length folds to (its second word would need
+// eight bytes of 0xff past the first eight).
 var keywordKeys = func() (keys [len(keywords)][2]uint64) {
 	for k, w := range keywords {
-		lo, hi := foldKey([]byte(w))
-		keys[k] = [2]uint64{lo, hi}
+		keys[k] = foldKey([]byte(w))
 	}
+	keys[kwNone] = [2]uint64{^uint64(0), ^uint64(0)}
 	return keys
 }()
 
-// foldKey packs the bytes of b (at most 16) into two little-endian words,
+// foldKey packs the bytes of b (3 to 16) into two little-endian words,
 // each byte ORed with 0x20: for the letters of the keywords that is ASCII
 // case folding, and a byte that is not a letter of either case never
 // folds onto a letter, so two arguments of one length have equal keys
-// exactly when they are equal without regard to case.
-func foldKey(b []byte) (lo, hi uint64) {
+// exactly when they are equal without regard to case. The words are
+// loaded whole, a short tail as the top of a word that overlaps what is
+// already loaded (ORing a byte into itself changes nothing): no loop
+// over the bytes. A shift by 64 is 0 in Go, which an 8-byte argument's
+// second word relies on.
+func foldKey(b []byte) [2]uint64 {
 	const fold = 0x2020202020202020
 	n := len(b)
+	var lo, hi uint64
 	switch {
 	case n >= 8:
+		sh := uint(16-n) * 8
 		lo = load64(b, 0) | fold
-		for i := 8; i < n && i < 16; i++ {
-			hi |= uint64(b[i]|0x20) << (8 * (i - 8))
-		}
+		hi = (load64(b, n-8) | fold) >> sh
 	case n >= 4:
-		lo = uint64(load32(b, 0) | 0x20202020)
-		for i := 4; i < n; i++ {
-			lo |= uint64(b[i]|0x20) << (8 * i)
-		}
+		sh := uint(n-4) * 8
+		lo = uint64(load32(b, 0)|0x20202020) | uint64(load32(b, n-4)|0x20202020)<<sh
 	default:
 		for i := range n {
 			lo |= uint64(b[i]|0x20) << (8 * i)
 		}
 	}
-	return lo, hi
+	return [2]uint64{lo, hi}
 }
 
 // parseDistance is extractDistanceOrReply: a radius and its unit.

@@ -142,3 +142,76 @@ func TestKeywordMatchesFold(t *testing.T) {
 		t.Fatalf("only %d arguments checked", checked)
 	}
 }
+
+// sortByKey sorts keys and order together, stably, as the one-place
+// insertion sort it replaced, for every length up to 64 (and the
+// SortStableFunc path above), with many ties.
+func TestSortByKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for i := range 20000 {
+		n := i % 70
+		pts := make([]point, n)
+		keys := make([]float64, n)
+		order := make([]int32, n)
+		for k := range n {
+			d := float64(rng.IntN(1 + i%17))
+			if i%3 == 0 {
+				d = rng.Float64()
+			}
+			pts[k].dist, keys[k], order[k] = d, d, int32(k)
+		}
+		want := slices.Clone(order)
+		slices.SortStableFunc(want, func(a, b int32) int { return cmpFloat(pts[a].dist, pts[b].dist) })
+		sortByKey(order, keys, pts)
+		if !slices.Equal(order, want) {
+			t.Fatalf("n=%d: order %v, want %v", n, order, want)
+		}
+		for k, o := range order {
+			if keys[k] != pts[o].dist {
+				t.Fatalf("n=%d: keys[%d] = %v, the distance of point %d is %v", n, k, keys[k], o, pts[o].dist)
+			}
+		}
+	}
+}
+
+// foldKeyRef is foldKey as it was, a byte at a time past the first word.
+func foldKeyRef(b []byte) (lo, hi uint64) {
+	const fold = 0x2020202020202020
+	n := len(b)
+	switch {
+	case n >= 8:
+		lo = load64(b, 0) | fold
+		for i := 8; i < n && i < 16; i++ {
+			hi |= uint64(b[i]|0x20) << (8 * (i - 8))
+		}
+	case n >= 4:
+		lo = uint64(load32(b, 0) | 0x20202020)
+		for i := 4; i < n; i++ {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	default:
+		for i := range n {
+			lo |= uint64(b[i]|0x20) << (8 * i)
+		}
+	}
+	return lo, hi
+}
+
+// foldKey's whole-word loads give the keys of the byte-wise packing, for
+// every length from 0 to 16 and random bytes, read from a larger buffer
+// so that a byte past the argument would show.
+func TestFoldKeyWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	buf := make([]byte, 32)
+	for i := range 200000 {
+		for j := range buf {
+			buf[j] = byte(rng.Uint32())
+		}
+		n := i % 17
+		b := buf[:n:n]
+		lo, hi := foldKeyRef(b)
+		if got := foldKey(b); got != [2]uint64{lo, hi} {
+			t.Fatalf("foldKey(%x) = %x, want %x %x", b, got, lo, hi)
+		}
+	}
+}

@@ -236,32 +236,38 @@ const (
 )
 
 // keyword is the option an argument names (any case), or kwNone: its
-// bytes folded into two words (foldKey) compared with the candidates of
-// its length, where parse would try up to thirteen byte-wise comparisons
-// (each a loop of loads and branches in WebAssembly).
+// bytes folded into two words (foldKey) compared with the keys of the
+// candidates of its length, where parse would try up to thirteen
+// byte-wise comparisons (each a loop of loads and branches in
+// WebAssembly). The candidates are compared one after the other, not in
+// a loop over an array of them: each loop turn is a trip through the
+// function's dispatch loop.
 func keyword(arg []byte) int {
-	var cands [3]int
+	var a, b, c int
 	switch len(arg) {
 	case 3:
-		cands = [3]int{kwAny, kwAsc}
+		a, b = kwAny, kwAsc
 	case 4:
-		cands = [3]int{kwDesc}
+		a = kwDesc
 	case 5:
-		cands = [3]int{kwCount, kwStore, kwByBox}
+		a, b, c = kwCount, kwStore, kwByBox
 	case 8:
-		cands = [3]int{kwWithDist, kwWithHash, kwByRadius}
+		a, b, c = kwWithDist, kwWithHash, kwByRadius
 	case 9:
-		cands = [3]int{kwWithCoord, kwStoreDist}
+		a, b = kwWithCoord, kwStoreDist
 	case 10:
-		cands = [3]int{kwFromMember, kwFromLonLat}
+		a, b = kwFromMember, kwFromLonLat
 	default:
 		return kwNone
 	}
-	lo, hi := foldKey(arg)
-	for _, k := range cands {
-		if k != kwNone && keywordKeys[k] == [2]uint64{lo, hi} {
-			return k
-		}
+	key := foldKey(arg)
+	switch key {
+	case keywordKeys[a]:
+		return a
+	case keywordKeys[b]:
+		return b
+	case keywordKeys[c]:
+		return c
 	}
 	return kwNone
 }
@@ -272,40 +278,44 @@ var keywords = [...]string{
 	kwFromMember: "frommember", kwFromLonLat: "fromlonlat", kwByRadius: "byradius", kwByBox: "bybox",
 }
 
-// keywordKeys is foldKey of each keyword.
+// keywordKeys is foldKey of each keyword; kwNone's is a key that no
+// argument of a keyword's length folds to (its second word would need
+// eight bytes of 0xff past the first eight).
 var keywordKeys = func() (keys [len(keywords)][2]uint64) {
 	for k, w := range keywords {
-		lo, hi := foldKey([]byte(w))
-		keys[k] = [2]uint64{lo, hi}
+		keys[k] = foldKey([]byte(w))
 	}
+	keys[kwNone] = [2]uint64{^uint64(0), ^uint64(0)}
 	return keys
 }()
 
-// foldKey packs the bytes of b (at most 16) into two little-endian words,
+// foldKey packs the bytes of b (3 to 16) into two little-endian words,
 // each byte ORed with 0x20: for the letters of the keywords that is ASCII
 // case folding, and a byte that is not a letter of either case never
 // folds onto a letter, so two arguments of one length have equal keys
-// exactly when they are equal without regard to case.
-func foldKey(b []byte) (lo, hi uint64) {
+// exactly when they are equal without regard to case. The words are
+// loaded whole, a short tail as the top of a word that overlaps what is
+// already loaded (ORing a byte into itself changes nothing): no loop
+// over the bytes. A shift by 64 is 0 in Go, which an 8-byte argument's
+// second word relies on.
+func foldKey(b []byte) [2]uint64 {
 	const fold = 0x2020202020202020
 	n := len(b)
+	var lo, hi uint64
 	switch {
 	case n >= 8:
+		sh := uint(16-n) * 8
 		lo = load64(b, 0) | fold
-		for i := 8; i < n && i < 16; i++ {
-			hi |= uint64(b[i]|0x20) << (8 * (i - 8))
-		}
+		hi = (load64(b, n-8) | fold) >> sh
 	case n >= 4:
-		lo = uint64(load32(b, 0) | 0x20202020)
-		for i := 4; i < n; i++ {
-			lo |= uint64(b[i]|0x20) << (8 * i)
-		}
+		sh := uint(n-4) * 8
+		lo = uint64(load32(b, 0)|0x20202020) | uint64(load32(b, n-4)|0x20202020)<<sh
 	default:
 		for i := range n {
 			lo |= uint64(b[i]|0x20) << (8 * i)
 		}
 	}
-	return lo, hi
+	return [2]uint64{lo, hi}
 }
 
 // parseDistance is extractDistanceOrReply: a radius and its unit.
@@ -463,15 +473,11 @@ const (
 // the destination's argument indexes; N[3]: COUNT; N[4] to N[6]: the
 // centre's longitude and latitude and the unit's size, as float64 bits.
 func (s *search) park(c *sdk.Ctx) {
-	w := int64(s.mode) | int64(s.sort)<<parkSortShift
-	for _, f := range [...]struct {
-		on  bool
-		bit int64
-	}{{s.storeDist, parkStoreDist}, {s.withDist, parkWithDist}, {s.withHash, parkWithHash}, {s.withCoord, parkWithCoord}, {s.any, parkAny}} {
-		if f.on {
-			w |= f.bit
-		}
-	}
+	// Straight-line flag bits (b2i compiles to a select): a loop over
+	// the five options was five turns and five branches in WebAssembly.
+	w := int64(s.mode) | int64(s.sort)<<parkSortShift |
+		b2i(s.storeDist)*parkStoreDist | b2i(s.withDist)*parkWithDist | b2i(s.withHash)*parkWithHash |
+		b2i(s.withCoord)*parkWithCoord | b2i(s.any)*parkAny
 	c.N[0], c.N[1], c.N[2], c.N[3] = w, int64(s.src), int64(s.store), s.count
 	c.N[4] = int64(math.Float64bits(s.sh.Lon))
 	c.N[5] = int64(math.Float64bits(s.sh.Lat))
@@ -557,7 +563,9 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	// bytes where a point is 48 (a memory.copy each in WebAssembly), and
 	// their distances beside them (keys[k] is the distance of
 	// pts[order[k]]), which the sort compares without going through the
-	// points.
+	// points. (Filled in collect's loop instead, they cost more, not
+	// less: collect grew by 8.3k instructions, answer shrank by 5.3k;
+	// docs/performance.md, "GEO and HLL, ninth pass".)
 	order, keys := orderBuf[:0], keysBuf[:0]
 	if cap(order) < len(pts) {
 		order, keys = make([]int32, 0, len(pts)), make([]float64, 0, len(pts))
@@ -588,12 +596,28 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		}
 	}
 	order = order[:n]
+	conv := s.sh.Conversion
+	if s.store == 0 && s.withDist && !s.withHash && !s.withCoord {
+		// bench.sh's search and the common one: each distance settled,
+		// in the unit and written with its member in one append, in one
+		// loop.
+		w := c.Reply()
+		w.Array(n)
+		for _, i := range order {
+			p := &pts[i]
+			if p.err != 0 && !clearlyRounds(p.dist/conv, p.err/conv) {
+				s.exact(p)
+			}
+			w.Buf = appendMemberDist(w.Buf, p.member, p.dist/conv)
+		}
+		return
+	}
 	for _, i := range order {
 		p := &pts[i]
-		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/s.sh.Conversion, p.err/s.sh.Conversion)) {
+		if p.err != 0 && (s.storeDist || s.withDist && !clearlyRounds(p.dist/conv, p.err/conv)) {
 			s.exact(p)
 		}
-		p.dist /= s.sh.Conversion
+		p.dist /= conv
 	}
 	if s.store != 0 {
 		s.storeResult(c, pts, order, dst)
@@ -601,19 +625,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 	w := c.Reply()
 	w.Array(n)
-	opts := 0
-	for _, b := range [3]bool{s.withDist, s.withHash, s.withCoord} {
-		if b {
-			opts++
-		}
-	}
-	if opts == 1 && s.withDist {
-		// bench.sh's search and the common one: each pair in one append.
-		for _, i := range order {
-			w.Buf = appendMemberDist(w.Buf, pts[i].member, pts[i].dist)
-		}
-		return
-	}
+	opts := int(b2i(s.withDist) + b2i(s.withHash) + b2i(s.withCoord))
 	for _, i := range order {
 		p := &pts[i]
 		if opts > 0 {
@@ -758,9 +770,17 @@ func sortByKey(order []int32, keys []float64, pts []point) {
 	for i := 1; i < len(keys); i++ {
 		d, o := keys[i], order[i]
 		j := i
-		for ; j > 0 && keys[j-1] > d; j-- {
+		// Two places a turn: each turn of a loop is a trip through the
+		// function's dispatch loop in WebAssembly, which costs more than
+		// the moves.
+		for ; j > 1 && keys[j-2] > d; j -= 2 {
+			keys[j], keys[j-1] = keys[j-1], keys[j-2]
+			order[j], order[j-1] = order[j-1], order[j-2]
+		}
+		if j > 0 && keys[j-1] > d {
 			keys[j] = keys[j-1]
 			order[j] = order[j-1]
+			j--
 		}
 		keys[j], order[j] = d, o
 	}
@@ -772,6 +792,15 @@ func sortByKey(order []int32, keys []float64, pts []point) {
 func clearlyRounds(d, e float64) bool {
 	x := d * 10000
 	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
+}
+
+// b2i is 1 for true, 0 for false, without a branch (Go compiles it to a
+// select in WebAssembly).
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // load64 and load32 read the little-endian words at b[off:] (the caller

@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // Redis 7.0's HyperLogLog (hyperloglog.c), byte for byte: the same hash,
 // the same sparse and dense encodings, the same edits of the sparse form
@@ -64,43 +67,34 @@ func xzeroOp(n int) (byte, byte) {
 	return byte(l>>8) | 0x40, byte(l & 0xff)
 }
 
-// murmur64A is MurmurHash64A as Redis has it (little-endian reads).
+// murmur64A is MurmurHash64A as Redis has it (little-endian reads). The
+// words are read with one load each (load64), and the last 1 to 7 bytes of
+// a key of at least 8 as the top of the key's last word, without the
+// byte-by-byte switch: a PFADD hashes each element, and every branch and
+// byte load costs in WebAssembly.
 func murmur64A(key []byte, seed uint32) uint64 {
 	const m = 0xc6a4a7935bd1e995
 	const r = 47
 	h := uint64(seed) ^ uint64(len(key))*m
-	n := len(key) - len(key)&7
+	n := len(key) &^ 7
 	for i := 0; i < n; i += 8 {
-		k := uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
-			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
+		k := load64(key[i:])
 		k *= m
 		k ^= k >> r
 		k *= m
 		h ^= k
 		h *= m
 	}
-	data := key[n:]
-	switch len(key) & 7 {
-	case 7:
-		h ^= uint64(data[6]) << 48
-		fallthrough
-	case 6:
-		h ^= uint64(data[5]) << 40
-		fallthrough
-	case 5:
-		h ^= uint64(data[4]) << 32
-		fallthrough
-	case 4:
-		h ^= uint64(data[3]) << 24
-		fallthrough
-	case 3:
-		h ^= uint64(data[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint64(data[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint64(data[0])
+	if t := len(key) & 7; t != 0 {
+		var k uint64
+		if n > 0 {
+			k = load64(key[len(key)-8:]) >> (64 - 8*t)
+		} else {
+			for j := t - 1; j >= 0; j-- {
+				k = k<<8 | uint64(key[j])
+			}
+		}
+		h ^= k
 		h *= m
 	}
 	h ^= h >> r
@@ -110,19 +104,14 @@ func murmur64A(key []byte, seed uint32) uint64 {
 }
 
 // patLen is hllPatLen: the register an element goes to and the length of
-// the run of zeros (plus one) its hash has above the index bits.
+// the run of zeros (plus one) its hash has above the index bits, counted
+// by one instruction (i64.ctz) where Redis loops over the bits.
 func patLen(ele []byte) (index int, count uint8) {
 	hash := murmur64A(ele, hashSeed)
 	index = int(hash & hllPMask)
 	hash >>= hllP
 	hash |= 1 << hllQ
-	bit := uint64(1)
-	count = 1
-	for hash&bit == 0 {
-		count++
-		bit <<= 1
-	}
-	return index, count
+	return index, uint8(bits.TrailingZeros64(hash)) + 1
 }
 
 // denseGet and denseSet read and write register i of dense registers.
@@ -486,16 +475,11 @@ func tau(x float64) float64 {
 }
 
 // cachedCard reads the cached cardinality; ok is false when it is not
-// valid.
+// valid. One load (load64): a loop over the eight bytes was eight turns of
+// a loop in WebAssembly, on every PFCOUNT.
 func cachedCard(h []byte) (uint64, bool) {
-	if h[15]&(1<<7) != 0 {
-		return 0, false
-	}
-	var card uint64
-	for i := range 8 {
-		card |= uint64(h[8+i]) << (8 * i)
-	}
-	return card, true
+	card := load64(h[8:16])
+	return card, card>>63 == 0
 }
 
 // setCard writes the cached cardinality.

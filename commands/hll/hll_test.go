@@ -132,3 +132,117 @@ func TestUnionMatchesRegisters(t *testing.T) {
 		}
 	}
 }
+
+// murmur64ARef and patLenRef are the hash and the run length as they
+// were written before (byte loads, Redis's switch for the tail, a loop
+// over the bits): murmur64A and patLen must agree with them on keys of
+// every length.
+func murmur64ARef(key []byte, seed uint32) uint64 {
+	const m = 0xc6a4a7935bd1e995
+	const r = 47
+	h := uint64(seed) ^ uint64(len(key))*m
+	n := len(key) - len(key)&7
+	for i := 0; i < n; i += 8 {
+		k := uint64(key[i]) | uint64(key[i+1])<<8 | uint64(key[i+2])<<16 | uint64(key[i+3])<<24 |
+			uint64(key[i+4])<<32 | uint64(key[i+5])<<40 | uint64(key[i+6])<<48 | uint64(key[i+7])<<56
+		k *= m
+		k ^= k >> r
+		k *= m
+		h ^= k
+		h *= m
+	}
+	data := key[n:]
+	switch len(key) & 7 {
+	case 7:
+		h ^= uint64(data[6]) << 48
+		fallthrough
+	case 6:
+		h ^= uint64(data[5]) << 40
+		fallthrough
+	case 5:
+		h ^= uint64(data[4]) << 32
+		fallthrough
+	case 4:
+		h ^= uint64(data[3]) << 24
+		fallthrough
+	case 3:
+		h ^= uint64(data[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint64(data[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint64(data[0])
+		h *= m
+	}
+	h ^= h >> r
+	h *= m
+	h ^= h >> r
+	return h
+}
+
+func patLenRef(ele []byte) (index int, count uint8) {
+	hash := murmur64ARef(ele, hashSeed)
+	index = int(hash & hllPMask)
+	hash >>= hllP
+	hash |= 1 << hllQ
+	bit := uint64(1)
+	count = 1
+	for hash&bit == 0 {
+		count++
+		bit <<= 1
+	}
+	return index, count
+}
+
+func TestMurmurPatLenAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	buf := make([]byte, 80)
+	for i := range 300000 {
+		n := i % 41
+		if i%7 == 0 {
+			n = rng.IntN(len(buf) + 1)
+		}
+		for j := range n {
+			buf[j] = byte(rng.Uint32())
+		}
+		// A sub-slice, so that a read past the key would see other bytes.
+		key := buf[:n:n]
+		seed := uint32(hashSeed)
+		if i%3 == 0 {
+			seed = rng.Uint32()
+		}
+		if got, want := murmur64A(key, seed), murmur64ARef(key, seed); got != want {
+			t.Fatalf("murmur64A(%x, %#x) = %#x, want %#x", key, seed, got, want)
+		}
+		gi, gc := patLen(key)
+		wi, wc := patLenRef(key)
+		if gi != wi || gc != wc {
+			t.Fatalf("patLen(%x) = %d, %d; want %d, %d", key, gi, gc, wi, wc)
+		}
+	}
+}
+
+// cachedCard reads the eight bytes as the loop it replaced did, and says
+// not valid exactly when the top bit is set.
+func TestCachedCard(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	h := make([]byte, 16)
+	for i := range 100000 {
+		for j := range h {
+			h[j] = byte(rng.Uint32())
+		}
+		if i%2 == 0 {
+			h[15] &= 0x7f
+		}
+		var want uint64
+		for k := range 8 {
+			want |= uint64(h[8+k]) << (8 * k)
+		}
+		wantOK := h[15]&(1<<7) == 0
+		got, ok := cachedCard(h)
+		if ok != wantOK || ok && got != want {
+			t.Fatalf("cachedCard(%x) = %d, %v; want %d, %v", h, got, ok, want, wantOK)
+		}
+	}
+}

@@ -228,3 +228,206 @@ func TestNoFmtNoTime(t *testing.T) {
 		}
 	}
 }
+
+// parseIntRef is ParseInt before its short path (shortInt): the reference
+// the short path must agree with.
+func parseIntRef(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	p := b
+	if neg {
+		p = b[1:]
+		if len(p) == 0 {
+			return 0, false
+		}
+	}
+	if p[0] < '1' || p[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range p {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (1<<64-1)/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > 1<<64-1-d {
+			return 0, false
+		}
+		v += d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// parseDoubleRef is ParseDouble before its fast path (plainDecimal), on
+// parseIntRef.
+func parseDoubleRef(b []byte) (float64, bool) {
+	if len(b) == 0 || IsSpace(b[0]) {
+		return 0, false
+	}
+	var f float64
+	var ok bool
+	if n, isInt := parseIntRef(b); isInt && n >= -1<<53 && n <= 1<<53 {
+		f, ok = float64(n), true
+	} else if g, short := shortDecimal(b); short {
+		f, ok = g, true
+	} else {
+		s := strings.ReplaceAll(string(b), "_", "?") // C takes no underscores
+		if len(s) > 1 && (s[0] == '+' || s[0] == '-') && len(s) > 2 && s[1] == '0' && (s[2] == 'x' || s[2] == 'X') ||
+			len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+			if !strings.ContainsAny(s, "pP") {
+				s += "p0"
+			}
+		}
+		g, err := strconv.ParseFloat(s, 64)
+		f, ok = g, err == nil && !math.IsNaN(g)
+	}
+	if ok && f == 0 && underflows(b) {
+		return 0, false
+	}
+	if !ok {
+		return 0, false
+	}
+	return f, true
+}
+
+// numberInputs are strings of the characters numbers are made of (and a
+// few others): every one of up to four characters, and random ones and
+// formatted numbers up to 22 bytes.
+func numberInputs(yield func([]byte) bool) {
+	const alpha = "0123456789.-+e x"
+	var buf [22]byte
+	for n := 0; n <= 4; n++ {
+		total := 1
+		for range n {
+			total *= len(alpha)
+		}
+		for k := range total {
+			x := k
+			for i := range n {
+				buf[i] = alpha[x%len(alpha)]
+				x /= len(alpha)
+			}
+			if !yield(buf[:n]) {
+				return
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 400000 {
+		var b []byte
+		switch i % 5 {
+		case 0: // digits, maybe a sign and a point, mostly valid
+			n := rng.IntN(21)
+			for range n {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+			if rng.IntN(2) == 0 && n > 0 {
+				k := rng.IntN(n + 1)
+				b = append(b[:k], append([]byte{'.'}, b[k:]...)...)
+			}
+			if rng.IntN(3) == 0 {
+				b = append([]byte{"-+"[rng.IntN(2)]}, b...)
+			}
+		case 1:
+			n := rng.IntN(22)
+			for range n {
+				b = append(b, alpha[rng.IntN(len(alpha))])
+			}
+		case 2:
+			b = strconv.AppendFloat(nil, rng.Float64()*360-180, 'f', rng.IntN(10), 64)
+		case 3:
+			b = strconv.AppendInt(nil, rng.Int64()>>rng.IntN(64), 10)
+		default:
+			b = strconv.AppendFloat(nil, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(20)-5)), 'g', -1, 64)
+		}
+		if !yield(b) {
+			return
+		}
+	}
+}
+
+// The short paths of ParseInt and ParseDouble answer exactly as the code
+// they go in front of, over every short string of number characters and
+// many random and formatted numbers.
+func TestParseShortPaths(t *testing.T) {
+	n := 0
+	for b := range numberInputs {
+		n++
+		if v, ok := ParseInt(b); true {
+			w, wok := parseIntRef(b)
+			if v != w || ok != wok {
+				t.Fatalf("ParseInt(%q) = %d, %v; the general path %d, %v", b, v, ok, w, wok)
+			}
+		}
+		f, ok := ParseDouble(b)
+		g, gok := parseDoubleRef(b)
+		if ok != gok || math.Float64bits(f) != math.Float64bits(g) {
+			t.Fatalf("ParseDouble(%q) = %v, %v; the general path %v, %v", b, f, ok, g, gok)
+		}
+	}
+	if n < 400000 {
+		t.Fatalf("only %d inputs", n)
+	}
+}
+
+// zaddOption names the option bits of the words the six names in turn
+// (ZAddOptions before) named: every word of up to four bytes from the
+// options' letters in both cases and others, and random bytes.
+func TestZAddOption(t *testing.T) {
+	names := [...]string{"nx", "xx", "ch", "incr", "gt", "lt"}
+	ref := func(a []byte) int64 {
+		for bit, name := range names {
+			if Fold(a, name) {
+				return 1 << bit
+			}
+		}
+		return 0
+	}
+	const alpha = "nNxXcChHiIrRgGtTlL.0\x00\x80\xceJ"
+	check := func(a []byte) {
+		if got, want := zaddOption(a), ref(a); got != want {
+			t.Fatalf("zaddOption(%q) = %d, want %d", a, got, want)
+		}
+	}
+	var buf [5]byte
+	for n := 0; n <= 4; n++ {
+		total := 1
+		for range n {
+			total *= len(alpha)
+		}
+		for k := range total {
+			x := k
+			for i := range n {
+				buf[i] = alpha[x%len(alpha)]
+				x /= len(alpha)
+			}
+			check(buf[:n])
+		}
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 200000 {
+		n := rng.IntN(6)
+		for i := range n {
+			buf[i] = byte(rng.Uint32())
+		}
+		check(buf[:n])
+	}
+}

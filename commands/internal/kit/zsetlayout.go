@@ -39,22 +39,44 @@ const (
 // GT, LT), in any order and case, up to the first other word. It returns
 // the flags and the index of that word.
 func ZAddOptions(c *sdk.Ctx, i int, allowed int64) (int64, int) {
-	names := [...]string{"nx", "xx", "ch", "incr", "gt", "lt"}
 	var flags int64
 	for ; i < c.NArg(); i++ {
-		found := false
-		for bit, name := range names {
-			if allowed&(1<<bit) != 0 && Fold(c.Arg(i), name) {
-				flags |= 1 << bit
-				found = true
-				break
-			}
-		}
-		if !found {
+		bit := zaddOption(c.Arg(i)) & allowed
+		if bit == 0 {
 			break
 		}
+		flags |= bit
 	}
 	return flags, i
+}
+
+// zaddOption is the ZAdd* bit of the option word a names, in any case, or
+// 0. A GEOADD or ZADD of one member tests its first score or longitude
+// here: by its length, and a two-letter word by its two bytes folded into
+// one number (the options' letters fold onto lower case with 0x20, and
+// only the two cases of a letter do), where trying the six names in turn
+// was six loop turns and three calls in WebAssembly.
+func zaddOption(a []byte) int64 {
+	switch len(a) {
+	case 2:
+		switch uint16(a[0]|0x20) | uint16(a[1]|0x20)<<8 {
+		case 'n' | 'x'<<8:
+			return ZAddNX
+		case 'x' | 'x'<<8:
+			return ZAddXX
+		case 'c' | 'h'<<8:
+			return ZAddCH
+		case 'g' | 't'<<8:
+			return ZAddGT
+		case 'l' | 't'<<8:
+			return ZAddLT
+		}
+	case 4:
+		if Fold(a, "incr") {
+			return ZAddIncr
+		}
+	}
+	return 0
 }
 
 // ZAddResult is what Redis's zsetAdd calls of one ZADD add up to.

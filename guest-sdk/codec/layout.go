@@ -90,13 +90,7 @@ func AppendStart(dst []byte, base uint64, s *Start) []byte {
 	for _, a := range args {
 		size += len(a)
 	}
-	at0 := len(dst)
-	if cap(dst)-at0 < size {
-		dst = append(dst[:at0:at0], make([]byte, size)...)
-	} else {
-		dst = dst[:at0+size]
-	}
-	b := dst[at0:]
+	dst, b := extend(dst, size)
 	h := (*[startSize]byte)(b)
 	*h = [startSize]byte{}
 	h[offStartProto] = s.Proto
@@ -182,13 +176,7 @@ func appendRecords(dst []byte, base uint64, results []Result) ([]byte, bool) {
 			}
 		}
 	}
-	at0 := len(dst)
-	if cap(dst)-at0 < size {
-		dst = append(dst[:at0:at0], make([]byte, size)...)
-	} else {
-		dst = dst[:at0+size]
-	}
-	b := dst[at0:]
+	dst, b := extend(dst, size)
 	off := respSize + len(results)*resultSize
 	clear(b[:off])
 	h := (*[respSize]byte)(b)
@@ -636,4 +624,16 @@ func NewBatch(starts []Start) []byte {
 	n := len(AppendBatch(nil, 0, starts))
 	buf, base := alignedBuf(n)
 	return AppendBatch(buf[:0], base, starts)
+}
+
+// extend returns dst lengthened by size bytes, grown at most once, and the
+// added bytes, for the one-pass layout writers.
+func extend(dst []byte, size int) ([]byte, []byte) {
+	at0 := len(dst)
+	if cap(dst)-at0 < size {
+		dst = append(dst[:at0:at0], make([]byte, size)...)
+	} else {
+		dst = dst[:at0+size]
+	}
+	return dst, dst[at0:]
 }

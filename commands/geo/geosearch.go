@@ -476,8 +476,8 @@ func (s *search) park(c *sdk.Ctx) {
 	// Straight-line flag bits (b2i compiles to a select): a loop over
 	// the five options was five turns and five branches in WebAssembly.
 	w := int64(s.mode) | int64(s.sort)<<parkSortShift |
-		b2i(s.storeDist)*parkStoreDist | b2i(s.withDist)*parkWithDist | b2i(s.withHash)*parkWithHash |
-		b2i(s.withCoord)*parkWithCoord | b2i(s.any)*parkAny
+		kit.B2I(s.storeDist)*parkStoreDist | kit.B2I(s.withDist)*parkWithDist | kit.B2I(s.withHash)*parkWithHash |
+		kit.B2I(s.withCoord)*parkWithCoord | kit.B2I(s.any)*parkAny
 	c.N[0], c.N[1], c.N[2], c.N[3] = w, int64(s.src), int64(s.store), s.count
 	c.N[4] = int64(math.Float64bits(s.sh.Lon))
 	c.N[5] = int64(math.Float64bits(s.sh.Lat))
@@ -625,7 +625,7 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 	}
 	w := c.Reply()
 	w.Array(n)
-	opts := int(b2i(s.withDist) + b2i(s.withHash) + b2i(s.withCoord))
+	opts := int(kit.B2I(s.withDist) + kit.B2I(s.withHash) + kit.B2I(s.withCoord))
 	for _, i := range order {
 		p := &pts[i]
 		if opts > 0 {
@@ -792,15 +792,6 @@ func sortByKey(order []int32, keys []float64, pts []point) {
 func clearlyRounds(d, e float64) bool {
 	x := d * 10000
 	return math.Abs(x-math.Floor(x)-0.5) > e*10000+1e-6
-}
-
-// b2i is 1 for true, 0 for false, without a branch (Go compiles it to a
-// select in WebAssembly).
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // load64 and load32 read the little-endian words at b[off:] (the caller

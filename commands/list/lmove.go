@@ -76,20 +76,13 @@ func parseSides(c *sdk.Ctx) bool {
 		c.Error(kit.Syntax)
 		return false
 	}
-	c.N[mFrom], c.N[mTo], c.N[mSrc] = b2i(from), b2i(to), 1
+	c.N[mFrom], c.N[mTo], c.N[mSrc] = kit.B2I(from), kit.B2I(to), 1
 	return true
 }
 
 func runRPopLPush(c *sdk.Ctx) {
 	c.N[mFrom], c.N[mTo], c.N[mSrc] = 1, 0, 1
 	moveStart(c)
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func src(c *sdk.Ctx) []byte { return c.Arg(int(c.N[mSrc])) }

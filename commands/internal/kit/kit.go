@@ -139,14 +139,18 @@ func shortInt(b []byte) (int64, bool) {
 	return (int64(v) ^ m) - m, bad == 0
 }
 
-// b2u is 1 for true, 0 for false; Go compiles it to a select, no branch,
-// in WebAssembly.
-func b2u(b bool) uint64 {
+// B2I is 1 for true, 0 for false; Go compiles it to a select, no branch,
+// in WebAssembly, where each branch costs a trip through the function's
+// dispatch loop.
+func B2I(b bool) int64 {
 	if b {
 		return 1
 	}
 	return 0
 }
+
+// b2u is B2I for the unsigned arithmetic of the branch-free parsers.
+func b2u(b bool) uint64 { return uint64(B2I(b)) }
 
 // StrValue makes the value of a string record: a canonical integer becomes
 // an integer, so INCR works on it with one atomic add, anything else bytes.

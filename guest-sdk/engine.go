@@ -334,12 +334,6 @@ func (e *engine) deliver(c *Ctx, msg []byte) bool {
 		c.res = r
 		return true
 	}
-	return c.undelivered(msg)
-}
-
-// undelivered is deliver for a request that failed, or a malformed
-// response: it writes the error reply and reports false.
-func (c *Ctx) undelivered(msg []byte) bool {
 	c.failedResponse(msg)
 	return false
 }

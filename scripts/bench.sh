@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs redis-benchmark against respike and redis-server in the same run,
 # under the same load, and prints requests/s (min and median over ROUNDS
-# interleaved rounds) and the ratio of the medians respike/redis-server. The
-# machines are shared and noisy: only ratios taken side by side mean anything.
+# rounds), the ratio of the medians respike/redis-server, and the min and
+# median of the rounds' own ratios. Each benchmark runs against the two
+# servers back to back (the order alternating by round), so that both sides
+# of a ratio are measured seconds apart. The machines are shared and noisy:
+# only ratios taken side by side mean anything.
 #
 # Besides redis-benchmark's own tests (TESTS), it measures ZRANGE 0 99
 # WITHSCORES and ZRANGEBYSCORE (100 members, WITHSCORES) on a sorted set of
@@ -50,26 +53,33 @@ TOML
 fi
 servers_start "$config"
 
-run() { # port pipeline -> "test rps" lines
-	"${LOAD[@]}" redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "$TESTS" -q 2>/dev/null |
-		tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
-			split($1, t, " "); split($2, a, " "); print t[1], a[1] }'
-	if [ "$ZSET" = 1 ]; then
-		custom "$1" "$2" zrange100 ZRANGE bench:zset 0 99 WITHSCORES
-		custom "$1" "$2" zrangebyscore ZRANGEBYSCORE bench:zset 5000 5099 WITHSCORES
-	fi
-	if [ "$BITS" = 1 ]; then
-		# __rand_int__ is 12 zero-padded digits, which SETBIT refuses as an
-		# offset (Redis's strict integers): it picks the key instead.
-		custom "$1" "$2" setbit -r 1000 SETBIT bench:bits:__rand_int__ 1000 1
-		custom "$1" "$2" bitcount -r 1000 BITCOUNT bench:bits:__rand_int__
-	fi
-	[ "$GEO" = 1 ] || return 0
-	custom "$1" "$2" geoadd -r 100000 GEOADD bench:geoadd 13.361389 38.115556 member:__rand_int__
-	custom "$1" "$2" geosearch GEOSEARCH bench:geo FROMLONLAT 13.9 37.4 BYRADIUS 5 km COUNT 10 ASC WITHDIST
-	custom "$1" "$2" pfadd -r 1000000 PFADD bench:hlladd element:__rand_int__
-	custom "$1" "$2" pfcount PFCOUNT bench:hll
-	custom "$1" "$2" pfcount2 PFCOUNT bench:hll bench:hll2
+# jobs lists the benchmarks, one per line: redis-benchmark's tests one by one,
+# then the custom ones. Each is run against both servers back to back.
+jobs() {
+	tr ',' '\n' <<<"$TESTS" | sed 's/^/t /'
+	if [ "$ZSET" = 1 ]; then printf '%s\n' zrange100 zrangebyscore; fi
+	if [ "$BITS" = 1 ]; then printf '%s\n' setbit bitcount; fi
+	if [ "$GEO" = 1 ]; then printf '%s\n' geoadd geosearch pfadd pfcount pfcount2; fi
+}
+
+run() { # port pipeline job -> "test rps" lines
+	case $3 in
+	t\ *)
+		"${LOAD[@]}" redis-benchmark -p "$1" -c "$CLIENTS" -n "$N" -P "$2" -t "${3#t }" -q 2>/dev/null |
+			tr '\r' '\n' | awk -F': ' '/requests per second/ && !/needed to benchmark/ {
+				split($1, t, " "); split($2, a, " "); print t[1], a[1] }' ;;
+	zrange100) custom "$1" "$2" zrange100 ZRANGE bench:zset 0 99 WITHSCORES ;;
+	zrangebyscore) custom "$1" "$2" zrangebyscore ZRANGEBYSCORE bench:zset 5000 5099 WITHSCORES ;;
+	# __rand_int__ is 12 zero-padded digits, which SETBIT refuses as an
+	# offset (Redis's strict integers): it picks the key instead.
+	setbit) custom "$1" "$2" setbit -r 1000 SETBIT bench:bits:__rand_int__ 1000 1 ;;
+	bitcount) custom "$1" "$2" bitcount -r 1000 BITCOUNT bench:bits:__rand_int__ ;;
+	geoadd) custom "$1" "$2" geoadd -r 100000 GEOADD bench:geoadd 13.361389 38.115556 member:__rand_int__ ;;
+	geosearch) custom "$1" "$2" geosearch GEOSEARCH bench:geo FROMLONLAT 13.9 37.4 BYRADIUS 5 km COUNT 10 ASC WITHDIST ;;
+	pfadd) custom "$1" "$2" pfadd -r 1000000 PFADD bench:hlladd element:__rand_int__ ;;
+	pfcount) custom "$1" "$2" pfcount PFCOUNT bench:hll ;;
+	pfcount2) custom "$1" "$2" pfcount2 PFCOUNT bench:hll bench:hll2 ;;
+	esac
 }
 
 custom() { # port pipeline label command... -> "label rps"
@@ -99,7 +109,7 @@ if [ "$GEO" = 1 ]; then
 	done
 fi
 
-stats() { # "test rps" lines -> "test min median", sorted by test
+stats() { # "test value" lines -> "test min median", sorted by test
 	sort -k1,1 -k2,2g | awk '
 		function flush() { if (k != "") printf "%s %s %s\n", k, v[1], (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }
 		$1 != k { flush(); k = $1; n = 0 }
@@ -107,15 +117,26 @@ stats() { # "test rps" lines -> "test min median", sorted by test
 		END { flush() }'
 }
 
-printf '%-14s %-4s %11s %11s %11s %11s %8s\n' test P respike-min respike-med redis-min redis-med ratio
+printf '%-14s %-4s %11s %11s %11s %11s %8s %9s %9s\n' test P respike-min respike-med redis-min redis-med ratio ratio-min ratio-med
 for P in $PIPELINES; do
-	# Interleave the two servers, round after round, so drift on a shared
-	# machine hits both.
-	: >"$tmp/p"; : >"$tmp/r"
-	for _ in $(seq "$ROUNDS"); do
-		run "$PPORT" "$P" >>"$tmp/p"; run "$RPORT" "$P" >>"$tmp/r"
+	# Each benchmark runs against the two servers back to back, seconds
+	# apart, so that drift on a shared machine hits both sides of one
+	# ratio; the order alternates round by round. ratio is the ratio of
+	# the medians; ratio-min and ratio-med are over the rounds' own ratios.
+	: >"$tmp/p"; : >"$tmp/r"; : >"$tmp/q"
+	mapfile -t todo < <(jobs)
+	for round in $(seq "$ROUNDS"); do
+		for job in "${todo[@]}"; do
+			if [ $((round % 2)) = 1 ]; then
+				run "$PPORT" "$P" "$job" >"$tmp/p1"; run "$RPORT" "$P" "$job" >"$tmp/r1"
+			else
+				run "$RPORT" "$P" "$job" >"$tmp/r1"; run "$PPORT" "$P" "$job" >"$tmp/p1"
+			fi
+			cat "$tmp/p1" >>"$tmp/p"; cat "$tmp/r1" >>"$tmp/r"
+			join <(sort "$tmp/p1") <(sort "$tmp/r1") | awk '$3 > 0 {print $1, $2 / $3}' >>"$tmp/q"
+		done
 	done
-	join <(stats <"$tmp/p") <(stats <"$tmp/r") |
-		awk -v P="$P" '{printf "%-14s %-4s %11.0f %11.0f %11.0f %11.0f %8.2f\n", $1, P, $2, $3, $4, $5, $3/$5}'
+	join <(join <(stats <"$tmp/p") <(stats <"$tmp/r")) <(stats <"$tmp/q") |
+		awk -v P="$P" '{printf "%-14s %-4s %11.0f %11.0f %11.0f %11.0f %8.2f %9.2f %9.2f\n", $1, P, $2, $3, $4, $5, $3/$5, $6, $7}'
 done
 echo "errors through respike: $(redis-cli -p "$PPORT" info stats | tr -d '\r' | awk -F: '/total_error_replies/ {print $2}')"

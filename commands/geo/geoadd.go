@@ -39,7 +39,8 @@ func runGeoAdd(c *sdk.Ctx) {
 			c.Error(msg)
 			return
 		}
-		kv = append(c.Values(2)[:0], codec.Bytes(c.Arg(i+2)), kit.StoreScore(geo.ScoreOf(lon, lat)))
+		kv = c.Values(2)
+		kit.SetMemberScore(kv, c.Arg(i+2), geo.ScoreOf(lon, lat))
 	} else {
 		members, scores, msg := geoAddMembers(c, i, n)
 		if msg != "" {

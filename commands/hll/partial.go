@@ -40,7 +40,7 @@ func denseHeader(r *codec.Result) []byte {
 	if r.Code != codec.OK {
 		return nil
 	}
-	h := r.Value(1).Bytes
+	h := r.BytesAt(1) // no Value copied (codec.Result.IntAt)
 	if len(h) != hdrSize || string(h[:4]) != "HYLL" || h[4] != encDense {
 		return nil
 	}
@@ -70,7 +70,7 @@ func pfaddRaised(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(r.Value(0).Int)
+		c.Reply().Int(r.IntAt(0)) // no Value copied
 	case codec.NotFound, codec.BinNotFound, codec.BinTypeError, codec.OpNotApplicable, codec.FilteredOut:
 		pfaddWhole(c)
 	default:

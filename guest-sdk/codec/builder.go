@@ -93,6 +93,48 @@ func (c *Call) bytesOp(code OpCode, bin string, b []byte, index, count int64) *C
 	return c
 }
 
+// Prepared is a sequence of ops encoded once, for the ops a command adds
+// unchanged every time (a sorted set's size and type tag, the header read
+// of a dense HLL): adding it to an encoded call is one copy of its bytes,
+// where a builder method costs hundreds of instructions in WebAssembly.
+// Its ops' values must not change after Prepare.
+type Prepared struct {
+	ops []Op
+	enc []byte
+}
+
+// Prepare encodes ops for (*Call).Prepared.
+func Prepare(ops ...Op) *Prepared {
+	p := &Prepared{ops: ops}
+	for i := range p.ops {
+		p.enc = appendOp(p.enc, &p.ops[i])
+	}
+	return p
+}
+
+// Prepared adds the prepared ops to the call, as adding each of them
+// would.
+func (c *Call) Prepared(p *Prepared) *Call {
+	if !c.encoded {
+		c.Ops = append(c.Ops, p.ops...)
+		return c
+	}
+	c.enc = append(c.enc, p.enc...)
+	c.nenc += uint32(len(p.ops))
+	return c
+}
+
+// MapPutScore is MapPut of one member (a blob) and its score (a float):
+// a ZADD or GEOADD of one member. It encodes with one growth and no loop.
+func (c *Call) MapPutScore(bin string, flags uint32, member []byte, score float64) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: OpMapPut, Bin: bin, Flags: flags, Values: []Value{Bytes(member), Float(score)}})
+	}
+	c.enc = appendMapPutScore(c.enc, bin, flags, member, score)
+	c.nenc++
+	return c
+}
+
 // Get reads one bin; bin "" reads all bins as a map of bin name → value.
 func (c *Call) Get(bin string) *Call { return c.binOp(OpGet, bin) }
 

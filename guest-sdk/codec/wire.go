@@ -363,6 +363,30 @@ func appendBytesOp(dst []byte, code OpCode, bin string, b []byte, index, count i
 	return dst
 }
 
+// appendMapPutScore appends a map put of one blob key and one float value
+// as appendOp would.
+func appendMapPutScore(dst []byte, bin string, flags uint32, member []byte, score float64) []byte {
+	m := byte(opBin | opValues)
+	n := 2 + 4 + len(bin) + 4 + 5 + len(member) + 9
+	if flags != 0 {
+		m |= opFlags
+		n += 4
+	}
+	dst, p := extendOp(dst, n)
+	p[0], p[1] = byte(OpMapPut), m
+	i := putName(p, 2, bin)
+	binary.LittleEndian.PutUint32(p[i:], 2)
+	p[i+4] = byte(KindBytes)
+	binary.LittleEndian.PutUint32(p[i+5:], uint32(len(member)))
+	i += 9 + copy(p[i+9:], member)
+	p[i] = byte(KindFloat)
+	binary.LittleEndian.PutUint64(p[i+1:], math.Float64bits(score))
+	if flags != 0 {
+		binary.LittleEndian.PutUint32(p[i+9:], flags)
+	}
+	return dst
+}
+
 // extendOp extends dst by n bytes and returns it and the new bytes.
 func extendOp(dst []byte, n int) ([]byte, []byte) {
 	l := len(dst)

@@ -39,6 +39,12 @@ func runGeoAdd(c *sdk.Ctx) {
 			c.Error(msg)
 			return
 		}
+		if flags&kit.ZAddCH == 0 {
+			kit.ZAddOne(c, c.Arg(1), flags, c.Arg(i+2), geo.ScoreOf(lon, lat))
+			c.N[0], c.N[1], c.N[2] = flags, int64(i), 1
+			c.Exec(geoAddDone)
+			return
+		}
 		kv = c.Values(2)
 		kit.SetMemberScore(kv, c.Arg(i+2), geo.ScoreOf(lon, lat))
 	} else {

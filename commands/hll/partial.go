@@ -31,8 +31,14 @@ const bitHdr = 0
 // exactly a dense HLL long (result 1; result 0 is the condition's): any
 // other length fails the call with FilteredOut.
 func readDenseHeader(call *codec.Call) *codec.Call {
-	return call.ExpectBlobSize(codec.BinValue, denseSize).BitGet(codec.BinValue, bitHdr, hdrSize*8)
+	return call.Prepared(denseHeaderOps)
 }
+
+// denseHeaderOps are readDenseHeader's two ops, encoded once
+// (codec.Prepared): a PFCOUNT's whole request besides its key.
+var denseHeaderOps = codec.Prepare(
+	codec.Op{Code: codec.OpExpectBlobSize, Bin: codec.BinValue, Index: denseSize},
+	codec.Op{Code: codec.OpBitGet, Bin: codec.BinValue, Index: bitHdr, Count: hdrSize * 8})
 
 // denseHeader returns the header read by readDenseHeader when the call
 // succeeded on a dense HLL, else nil.

@@ -187,6 +187,33 @@ func ZAddCall(c *sdk.Ctx, key []byte, flags int64, kv []codec.Value) {
 	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, TagZSet)
 }
 
+// The ops of ZAddOne around its put, encoded once (codec.Prepared): the
+// size before, and the type tag after.
+var (
+	zaddSize = codec.Prepare(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue})
+	zaddTag  = codec.Prepare(codec.Op{Code: codec.OpPut, Bin: codec.BinType, Value: TagZSet})
+)
+
+// ZAddOne is ZAddCall of one member and its score without CH (flags NX
+// or XX or neither): the same request, built from prepared ops and one
+// MapPutScore, where the builder methods one by one were most of a
+// GEOADD's guest work in WebAssembly. The result is ZAddCall's.
+func ZAddOne(c *sdk.Ctx, key []byte, flags int64, member []byte, score float64) {
+	put := codec.MapWriteDefault | codec.MapOrderKeyValue
+	call := c.Record(key).Guard(codec.TypeZSet)
+	switch {
+	case flags&ZAddNX != 0:
+		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	case flags&ZAddXX != 0:
+		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		call.Exists(codec.ExistsUpdateOnly)
+	}
+	if score == 0 {
+		score = 0 // -0 as 0, as StoreScore
+	}
+	call.Prepared(zaddSize).MapPutScore(codec.BinValue, put, member, score).Prepared(zaddTag)
+}
+
 // ZAddCount is the reply of a ZAddCall that succeeded: the members added,
 // or with CH added or changed (members and scores as ZAddApply takes them).
 func ZAddCount(r *codec.Result, flags int64, members [][]byte, scores []float64) int64 {

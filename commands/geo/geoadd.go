@@ -39,7 +39,14 @@ func runGeoAdd(c *sdk.Ctx) {
 			c.Error(msg)
 			return
 		}
-		kv = append(c.Values(2)[:0], codec.Bytes(c.Arg(i+2)), kit.StoreScore(geo.ScoreOf(lon, lat)))
+		if flags&kit.ZAddCH == 0 {
+			kit.ZAddOne(c, c.Arg(1), flags, c.Arg(i+2), geo.ScoreOf(lon, lat))
+			c.N[0], c.N[1], c.N[2] = flags, int64(i), 1
+			c.Exec(geoAddDone)
+			return
+		}
+		kv = c.Values(2)
+		kit.SetMemberScore(kv, c.Arg(i+2), geo.ScoreOf(lon, lat))
 	} else {
 		members, scores, msg := geoAddMembers(c, i, n)
 		if msg != "" {

@@ -31,8 +31,14 @@ const bitHdr = 0
 // exactly a dense HLL long (result 1; result 0 is the condition's): any
 // other length fails the call with FilteredOut.
 func readDenseHeader(call *codec.Call) *codec.Call {
-	return call.ExpectBlobSize(codec.BinValue, denseSize).BitGet(codec.BinValue, bitHdr, hdrSize*8)
+	return call.Prepared(denseHeaderOps)
 }
+
+// denseHeaderOps are readDenseHeader's two ops, encoded once
+// (codec.Prepared): a PFCOUNT's whole request besides its key.
+var denseHeaderOps = codec.Prepare(
+	codec.Op{Code: codec.OpExpectBlobSize, Bin: codec.BinValue, Index: denseSize},
+	codec.Op{Code: codec.OpBitGet, Bin: codec.BinValue, Index: bitHdr, Count: hdrSize * 8})
 
 // denseHeader returns the header read by readDenseHeader when the call
 // succeeded on a dense HLL, else nil.
@@ -40,7 +46,7 @@ func denseHeader(r *codec.Result) []byte {
 	if r.Code != codec.OK {
 		return nil
 	}
-	h := r.Value(1).Bytes
+	h := r.BytesAt(1) // no Value copied (codec.Result.IntAt)
 	if len(h) != hdrSize || string(h[:4]) != "HYLL" || h[4] != encDense {
 		return nil
 	}
@@ -70,7 +76,7 @@ func pfaddRaised(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(r.Value(0).Int)
+		c.Reply().Int(r.IntAt(0)) // no Value copied
 	case codec.NotFound, codec.BinNotFound, codec.BinTypeError, codec.OpNotApplicable, codec.FilteredOut:
 		pfaddWhole(c)
 	default:

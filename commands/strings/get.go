@@ -16,6 +16,10 @@ func init() {
 
 // runGet reads the value under the string guard: one read, no allocation.
 func runGet(c *sdk.Ctx) {
-	c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
+	c.Record(c.Arg(1)).Guard(codec.TypeString).Prepared(getValue)
 	c.Exec(replyGet)
 }
+
+// getValue is GET's one op, encoded once: adding it is a copy of its
+// bytes (codec.Prepared).
+var getValue = codec.Prepare(codec.Op{Code: codec.OpGet, Bin: codec.BinValue})

@@ -22,7 +22,12 @@ package codec
 // a builder method are read when the op is added.
 func (c *Call) BeginEncoded(key []byte) {
 	c.Key = key
-	c.Policy = Policy{}
+	// Field by field: Policy{} is a 56-byte zeroing, which Go's
+	// WebAssembly does with memory.fill, and wazero's memory.fill is a
+	// doubling loop of six calls to memmove: ~300 instructions on every
+	// Record.
+	c.Policy.Exists, c.Policy.TTL, c.Policy.Seconds, c.Policy.Generation = 0, 0, 0, 0
+	c.Policy.Guard, c.Policy.DeleteIfEmpty = "", ""
 	c.Ops = c.Ops[:0]
 	c.enc = c.enc[:0]
 	c.nenc = 0
@@ -63,6 +68,73 @@ func (c *Call) valueOp(code OpCode, bin string, v *Value) *Call {
 	return c
 }
 
+// fieldsOp adds an op given by its fields, none of them Value or Value2
+// (a map put, a read by keys, a bit or HLL op): in encoded mode it builds
+// no Op. An Op is 216 bytes, and Go's WebAssembly zeroes one with
+// memory.fill and passes it with memory.copy, which wazero runs as calls
+// to memmove (eight for the fill): more than the encoding itself.
+func (c *Call) fieldsOp(code OpCode, ret MapReturn, bin string, vs []Value, index, count int64, flags uint32) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: code, Bin: bin, Return: ret, Values: vs, Index: index, Count: count, Flags: flags})
+	}
+	c.enc = appendFieldsOp(c.enc, code, ret, bin, vs, index, count, flags)
+	c.nenc++
+	return c
+}
+
+// bytesOp adds an op with a bin, a blob value and optionally an index and
+// a count (a bit write, an HLL raise), as fieldsOp does.
+func (c *Call) bytesOp(code OpCode, bin string, b []byte, index, count int64) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: code, Bin: bin, Value: Bytes(b), Index: index, Count: count})
+	}
+	c.enc = appendBytesOp(c.enc, code, bin, b, index, count)
+	c.nenc++
+	return c
+}
+
+// Prepared is a sequence of ops encoded once, for the ops a command adds
+// unchanged every time (a sorted set's size and type tag, the header read
+// of a dense HLL): adding it to an encoded call is one copy of its bytes,
+// where a builder method costs hundreds of instructions in WebAssembly.
+// Its ops' values must not change after Prepare.
+type Prepared struct {
+	ops []Op
+	enc []byte
+}
+
+// Prepare encodes ops for (*Call).Prepared.
+func Prepare(ops ...Op) *Prepared {
+	p := &Prepared{ops: ops}
+	for i := range p.ops {
+		p.enc = appendOp(p.enc, &p.ops[i])
+	}
+	return p
+}
+
+// Prepared adds the prepared ops to the call, as adding each of them
+// would.
+func (c *Call) Prepared(p *Prepared) *Call {
+	if !c.encoded {
+		c.Ops = append(c.Ops, p.ops...)
+		return c
+	}
+	c.enc = append(c.enc, p.enc...)
+	c.nenc += uint32(len(p.ops))
+	return c
+}
+
+// MapPutScore is MapPut of one member (a blob) and its score (a float):
+// a ZADD or GEOADD of one member. It encodes with one growth and no loop.
+func (c *Call) MapPutScore(bin string, flags uint32, member []byte, score float64) *Call {
+	if !c.encoded {
+		return c.op(Op{Code: OpMapPut, Bin: bin, Flags: flags, Values: []Value{Bytes(member), Float(score)}})
+	}
+	c.enc = appendMapPutScore(c.enc, bin, flags, member, score)
+	c.nenc++
+	return c
+}
+
 // Get reads one bin; bin "" reads all bins as a map of bin name → value.
 func (c *Call) Get(bin string) *Call { return c.binOp(OpGet, bin) }
 
@@ -78,8 +150,7 @@ func (c *Call) Add(bin string, delta Value) *Call { return c.valueOp(OpAdd, bin,
 
 // Append appends bytes to a blob bin (a missing bin counts as empty).
 func (c *Call) Append(bin string, b []byte) *Call {
-	v := Bytes(b)
-	return c.valueOp(OpAppend, bin, &v)
+	return c.bytesOp(OpAppend, bin, b, 0, 0)
 }
 
 // Delete deletes the record.
@@ -93,7 +164,7 @@ func (c *Call) Op(o Op) *Call { return c.op(o) }
 
 // MapPut writes key,value pairs into a map bin with MapWrite* and MapOrder* flags.
 func (c *Call) MapPut(bin string, flags uint32, kv []Value) *Call {
-	return c.op(Op{Code: OpMapPut, Bin: bin, Flags: flags, Values: kv})
+	return c.fieldsOp(OpMapPut, 0, bin, kv, 0, 0, flags)
 }
 
 // MapIncrement adds delta to the value under key (missing counts as 0) and
@@ -107,27 +178,27 @@ func (c *Call) MapSize(bin string) *Call { return c.binOp(OpMapSize, bin) }
 
 // MapGetByKeys returns the items with the given keys, per ret.
 func (c *Call) MapGetByKeys(bin string, ret MapReturn, keys []Value) *Call {
-	return c.op(Op{Code: OpMapGetByKeys, Bin: bin, Return: ret, Values: keys})
+	return c.fieldsOp(OpMapGetByKeys, ret, bin, keys, 0, 0, 0)
 }
 
 // MapRemoveByKeys removes the items with the given keys and returns them per ret.
 func (c *Call) MapRemoveByKeys(bin string, ret MapReturn, keys []Value) *Call {
-	return c.op(Op{Code: OpMapRemoveByKeys, Bin: bin, Return: ret, Values: keys})
+	return c.fieldsOp(OpMapRemoveByKeys, ret, bin, keys, 0, 0, 0)
 }
 
 // MapGetByIndex returns count items from index in key order (count < 0: to the end).
 func (c *Call) MapGetByIndex(bin string, ret MapReturn, index, count int64) *Call {
-	return c.op(Op{Code: OpMapGetByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+	return c.fieldsOp(OpMapGetByIndex, ret, bin, nil, index, count, 0)
 }
 
 // MapRemoveByIndex removes count items from index in key order and returns them per ret.
 func (c *Call) MapRemoveByIndex(bin string, ret MapReturn, index, count int64) *Call {
-	return c.op(Op{Code: OpMapRemoveByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+	return c.fieldsOp(OpMapRemoveByIndex, ret, bin, nil, index, count, 0)
 }
 
 // MapGetByRank returns count items from rank in value order (ties by key).
 func (c *Call) MapGetByRank(bin string, ret MapReturn, rank, count int64) *Call {
-	return c.op(Op{Code: OpMapGetByRank, Bin: bin, Return: ret, Index: rank, Count: count})
+	return c.fieldsOp(OpMapGetByRank, ret, bin, nil, rank, count, 0)
 }
 
 // MapGetByValueRange returns the items whose value is in [begin, end).
@@ -147,7 +218,7 @@ func (c *Call) MapGetByKeyRange(bin string, ret MapReturn, begin, end Value) *Ca
 // ReturnInverted it removes every item outside the range: to keep the n
 // highest-ranked items, remove (-n, n) inverted.
 func (c *Call) MapRemoveByRank(bin string, ret MapReturn, rank, count int64) *Call {
-	return c.op(Op{Code: OpMapRemoveByRank, Bin: bin, Return: ret, Index: rank, Count: count})
+	return c.fieldsOp(OpMapRemoveByRank, ret, bin, nil, rank, count, 0)
 }
 
 // MapRemoveByValueRange removes the items whose value is in [begin, end)
@@ -194,7 +265,7 @@ func (c *Call) MapClear(bin string) *Call { return c.binOp(OpMapClear, bin) }
 // ListAppend appends items at the tail of a list bin (created when
 // missing) and returns the size after.
 func (c *Call) ListAppend(bin string, items []Value) *Call {
-	return c.op(Op{Code: OpListAppend, Bin: bin, Values: items})
+	return c.fieldsOp(OpListAppend, 0, bin, items, 0, 0, 0)
 }
 
 // ListInsert inserts items before index (0: at the head; the size: at the
@@ -202,7 +273,7 @@ func (c *Call) ListAppend(bin string, items []Value) *Call {
 // beyond the list fails the call with OpNotApplicable. Redis's LPUSH
 // a b c inserts c, b, a at index 0.
 func (c *Call) ListInsert(bin string, index int64, items []Value) *Call {
-	return c.op(Op{Code: OpListInsert, Bin: bin, Index: index, Values: items})
+	return c.fieldsOp(OpListInsert, 0, bin, items, index, 0, 0)
 }
 
 // ListSize returns the number of items of a list bin (0 when absent).
@@ -213,14 +284,14 @@ func (c *Call) ListSize(bin string) *Call { return c.binOp(OpListSize, bin) }
 // -5 count 10 of a 3-item list selects the items at 0..2 that fall in
 // -5..4, that is all three.
 func (c *Call) ListGetByIndex(bin string, ret MapReturn, index, count int64) *Call {
-	return c.op(Op{Code: OpListGetByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+	return c.fieldsOp(OpListGetByIndex, ret, bin, nil, index, count, 0)
 }
 
 // ListRemoveByIndex removes count items from index (count < 0: to the end)
 // and returns them per ret. With ReturnInverted it keeps only the range:
 // Redis's LTRIM.
 func (c *Call) ListRemoveByIndex(bin string, ret MapReturn, index, count int64) *Call {
-	return c.op(Op{Code: OpListRemoveByIndex, Bin: bin, Return: ret, Index: index, Count: count})
+	return c.fieldsOp(OpListRemoveByIndex, ret, bin, nil, index, count, 0)
 }
 
 // ListSet replaces the item at index; an index out of bounds fails the call.
@@ -251,7 +322,7 @@ func (c *Call) ExpectListItem(bin string, index int64, v Value) *Call {
 // blob of exactly size bytes (a condition checked before the ops:
 // OpExpectBlobSize). An absent record passes.
 func (c *Call) ExpectBlobSize(bin string, size int64) *Call {
-	return c.op(Op{Code: OpExpectBlobSize, Bin: bin, Index: size})
+	return c.fieldsOp(OpExpectBlobSize, 0, bin, nil, size, 0, 0)
 }
 
 // Guard makes the call fail with FilteredOut unless the record is absent or
@@ -298,28 +369,51 @@ func (r *Result) Value(i int) Value {
 	return r.Values[i]
 }
 
+// IntAt returns the integer of op i's value: 0 when there is none or it is
+// not an integer. Unlike Value(i).Int it copies no Value: in Go's
+// WebAssembly a 72-byte Value is copied with memory.copy and zeroed with
+// memory.fill, which wazero runs as calls to memmove (seven for the fill),
+// so reading one field through Value costs hundreds of instructions.
+func (r *Result) IntAt(i int) int64 {
+	if uint(i) < uint(len(r.Values)) {
+		if v := &r.Values[i]; v.Kind == KindInt {
+			return v.Int
+		}
+	}
+	return 0
+}
+
+// BytesAt returns the bytes of op i's value (nil when there is none), as
+// Value(i).Bytes without copying the Value (see IntAt).
+func (r *Result) BytesAt(i int) []byte {
+	if uint(i) < uint(len(r.Values)) {
+		return r.Values[i].Bytes
+	}
+	return nil
+}
+
 // BitGrow pads the blob in bin with zero bytes to at least size bytes
 // (creating it when absent); it never shrinks it (OpBitGrow).
 func (c *Call) BitGrow(bin string, size int64) *Call {
-	return c.op(Op{Code: OpBitGrow, Bin: bin, Count: size})
+	return c.fieldsOp(OpBitGrow, 0, bin, nil, 0, size, 0)
 }
 
 // BitGet returns n bits of the blob in bin from bit offset off, as bytes,
 // left-aligned (OpBitGet).
 func (c *Call) BitGet(bin string, off, n int64) *Call {
-	return c.op(Op{Code: OpBitGet, Bin: bin, Index: off, Count: n})
+	return c.fieldsOp(OpBitGet, 0, bin, nil, off, n, 0)
 }
 
 // BitSet overwrites n bits of the blob in bin from bit offset off with the
 // first n bits of v (OpBitSet).
 func (c *Call) BitSet(bin string, off, n int64, v []byte) *Call {
-	return c.op(Op{Code: OpBitSet, Bin: bin, Index: off, Count: n, Value: Bytes(v)})
+	return c.bytesOp(OpBitSet, bin, v, off, n)
 }
 
 // BitCount returns how many of n bits of the blob in bin from bit offset
 // off are 1 (OpBitCount).
 func (c *Call) BitCount(bin string, off, n int64) *Call {
-	return c.op(Op{Code: OpBitCount, Bin: bin, Index: off, Count: n})
+	return c.fieldsOp(OpBitCount, 0, bin, nil, off, n, 0)
 }
 
 // HLLRaise raises registers of the dense HyperLogLog in bin: regs holds
@@ -327,6 +421,5 @@ func (c *Call) BitCount(bin string, off, n int64) *Call {
 // (OpHLLRaise). The op's value is Int(1) when a register rose, else
 // Int(0) (and nothing was written).
 func (c *Call) HLLRaise(bin string, regs []byte) *Call {
-	v := Bytes(regs)
-	return c.valueOp(OpHLLRaise, bin, &v)
+	return c.bytesOp(OpHLLRaise, bin, regs, 0, 0)
 }

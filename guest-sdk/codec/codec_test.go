@@ -107,7 +107,20 @@ func TestEncodedCallsEncodeAsOps(t *testing.T) {
 			MapGetByRank(BinValue, ReturnKeyValue, 1, 2).
 			MapGetByValueRange(BinValue, ReturnKey, Nil, Float(3)).
 			MapGetByKeyRange(BinValue, ReturnKey, Bytes([]byte("a")), Nil).
-			MapClear(BinValue).Op(Op{Code: OpGet, Bin: "x", Return: ReturnExists})
+			MapClear(BinValue).Op(Op{Code: OpGet, Bin: "x", Return: ReturnExists}).
+			MapPut(BinValue, 0, []Value{Str("k"), Float(-2.5), Bytes([]byte("l")), List(Int(1), Bool(true))}).
+			MapPut("bins", MapWriteUpdateOnly|MapWriteNoFail, []Value{Bytes([]byte("k")), Nil, Bytes([]byte("b")), Bool(true)}).
+			MapPut(BinValue, 0, nil).MapGetByKeys(BinValue, 0, []Value{Str("k")}).
+			MapRemoveByIndex(BinValue, ReturnCount|ReturnInverted, 0, 0).
+			MapRemoveByRank(BinValue, ReturnValue, -3, 2).
+			ListAppend(BinValue, []Value{Bytes([]byte("a")), Bytes(nil)}).ListInsert(BinValue, -1, []Value{Int(3)}).
+			ListGetByIndex(BinValue, ReturnValue, 1, -1).ListRemoveByIndex(BinValue, ReturnCount|ReturnInverted, 2, 3).
+			ExpectBlobSize(BinValue, 12304).ExpectBlobSize(BinValue, 0).BitGrow(BinValue, 16).
+			BitGet(BinValue, 0, 128).BitCount(BinValue, 7, 0).BitSet(BinValue, 3, 9, []byte{0xff, 0x80}).
+			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise("", nil).Append("", []byte("z")).
+			MapPutScore(BinValue, 0, []byte("member"), -1.5).MapPutScore("score", MapWriteCreateOnly, nil, 0).
+			Prepared(Prepare(Op{Code: OpMapSize, Bin: BinValue}, Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)})).
+			Prepared(Prepare())
 	}
 	plain := Call{Key: []byte("key")}
 	build(&plain)

@@ -257,6 +257,190 @@ func appendValueOp(dst []byte, code OpCode, bin string, v *Value) []byte {
 	return dst
 }
 
+// appendFieldsOp appends an op without Value or Value2, as appendOp
+// would, with one growth of dst when its values are scalars (bytes,
+// strings, integers, floats, booleans, nil: what commands put in maps and
+// lists and read maps by); a list or map among them goes through appendOp.
+func appendFieldsOp(dst []byte, code OpCode, ret MapReturn, bin string, vs []Value, index, count int64, flags uint32) []byte {
+	var m byte
+	n := 2
+	if ret != 0 {
+		m |= opReturn
+		n++
+	}
+	if bin != "" {
+		m |= opBin
+		n += 4 + len(bin)
+	}
+	if len(vs) != 0 {
+		m |= opValues
+		n += 4
+		for i := range vs {
+			k := scalarLen(&vs[i])
+			if k < 0 {
+				return appendOp(dst, &Op{Code: code, Bin: bin, Return: ret, Values: vs, Index: index, Count: count, Flags: flags})
+			}
+			n += k
+		}
+	}
+	if index != 0 {
+		m |= opIndex
+		n += 8
+	}
+	if count != 0 {
+		m |= opCount
+		n += 8
+	}
+	if flags != 0 {
+		m |= opFlags
+		n += 4
+	}
+	dst, p := extendOp(dst, n)
+	p[0], p[1] = byte(code), m
+	i := 2
+	if ret != 0 {
+		p[i] = byte(ret)
+		i++
+	}
+	if bin != "" {
+		i = putName(p, i, bin)
+	}
+	if len(vs) != 0 {
+		binary.LittleEndian.PutUint32(p[i:], uint32(len(vs)))
+		i += 4
+		for j := range vs {
+			i = putScalar(p, i, &vs[j])
+		}
+	}
+	if index != 0 {
+		binary.LittleEndian.PutUint64(p[i:], uint64(index))
+		i += 8
+	}
+	if count != 0 {
+		binary.LittleEndian.PutUint64(p[i:], uint64(count))
+		i += 8
+	}
+	if flags != 0 {
+		binary.LittleEndian.PutUint32(p[i:], flags)
+	}
+	return dst
+}
+
+// appendBytesOp appends an op with a bin, a blob value and optionally an
+// index and a count (a bit write, an HLL raise, an append), as appendOp
+// would, with one growth of dst.
+func appendBytesOp(dst []byte, code OpCode, bin string, b []byte, index, count int64) []byte {
+	m := byte(opValue)
+	n := 2 + 5 + len(b)
+	if bin != "" {
+		m |= opBin
+		n += 4 + len(bin)
+	}
+	if index != 0 {
+		m |= opIndex
+		n += 8
+	}
+	if count != 0 {
+		m |= opCount
+		n += 8
+	}
+	dst, p := extendOp(dst, n)
+	p[0], p[1] = byte(code), m
+	i := 2
+	if bin != "" {
+		i = putName(p, i, bin)
+	}
+	p[i] = byte(KindBytes)
+	binary.LittleEndian.PutUint32(p[i+1:], uint32(len(b)))
+	i += 5 + copy(p[i+5:], b)
+	if index != 0 {
+		binary.LittleEndian.PutUint64(p[i:], uint64(index))
+		i += 8
+	}
+	if count != 0 {
+		binary.LittleEndian.PutUint64(p[i:], uint64(count))
+	}
+	return dst
+}
+
+// appendMapPutScore appends a map put of one blob key and one float value
+// as appendOp would.
+func appendMapPutScore(dst []byte, bin string, flags uint32, member []byte, score float64) []byte {
+	m := byte(opBin | opValues)
+	n := 2 + 4 + len(bin) + 4 + 5 + len(member) + 9
+	if flags != 0 {
+		m |= opFlags
+		n += 4
+	}
+	dst, p := extendOp(dst, n)
+	p[0], p[1] = byte(OpMapPut), m
+	i := putName(p, 2, bin)
+	binary.LittleEndian.PutUint32(p[i:], 2)
+	p[i+4] = byte(KindBytes)
+	binary.LittleEndian.PutUint32(p[i+5:], uint32(len(member)))
+	i += 9 + copy(p[i+9:], member)
+	p[i] = byte(KindFloat)
+	binary.LittleEndian.PutUint64(p[i+1:], math.Float64bits(score))
+	if flags != 0 {
+		binary.LittleEndian.PutUint32(p[i+9:], flags)
+	}
+	return dst
+}
+
+// extendOp extends dst by n bytes and returns it and the new bytes.
+func extendOp(dst []byte, n int) ([]byte, []byte) {
+	l := len(dst)
+	if cap(dst)-l < n {
+		dst = append(dst[:l:l], make([]byte, n)...)
+	} else {
+		dst = dst[:l+n]
+	}
+	return dst, dst[l : l+n : l+n]
+}
+
+// putName writes a bin name at p[i:] as appendString does and returns
+// the index after it.
+func putName(p []byte, i int, s string) int {
+	binary.LittleEndian.PutUint32(p[i:], uint32(len(s)))
+	if len(s) == 1 {
+		p[i+4] = s[0] // bin names are one byte: a store, not a call to memmove
+		return i + 5
+	}
+	return i + 4 + copy(p[i+4:], s)
+}
+
+// scalarLen is the length of v's encoding when it is not a list or a map,
+// else -1.
+func scalarLen(v *Value) int {
+	switch v.Kind {
+	case KindInt, KindBool, KindFloat:
+		return 9
+	case KindBytes, KindStr:
+		return 5 + len(v.Bytes)
+	case KindList, KindMap:
+		return -1
+	}
+	return 1
+}
+
+// putScalar writes v's encoding at p[i:] as appendValue does (v not a
+// list or a map) and returns the index after it.
+func putScalar(p []byte, i int, v *Value) int {
+	p[i] = byte(v.Kind)
+	switch v.Kind {
+	case KindInt, KindBool:
+		binary.LittleEndian.PutUint64(p[i+1:], uint64(v.Int))
+		return i + 9
+	case KindFloat:
+		binary.LittleEndian.PutUint64(p[i+1:], math.Float64bits(v.Float))
+		return i + 9
+	case KindBytes, KindStr:
+		binary.LittleEndian.PutUint32(p[i+1:], uint32(len(v.Bytes)))
+		return i + 5 + copy(p[i+5:], v.Bytes)
+	}
+	return i + 1
+}
+
 // AppendRequest appends the encoding of r.
 func AppendRequest(dst []byte, r *Request) []byte {
 	dst = append(dst, byte(r.Kind))

@@ -348,6 +348,15 @@ func numberInputs(yield func([]byte) bool) {
 			}
 		case 1:
 			n := rng.IntN(22)
+			if i%10 == 6 {
+				// Bytes next to the digits and the point, at the
+				// lengths of decimalWords's byte-parallel tests.
+				const near = "0123456789./:-+\x2d\x2f\x3a\x3f\xae\xb0\xb9\x00\xff"
+				for range 8 + rng.IntN(10) {
+					b = append(b, near[rng.IntN(len(near))])
+				}
+				break
+			}
 			for range n {
 				b = append(b, alpha[rng.IntN(len(alpha))])
 			}

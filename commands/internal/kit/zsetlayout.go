@@ -34,6 +34,21 @@ const (
 	ZAddLT
 )
 
+// SetMemberScore writes a member and its stored score (StoreScore) into
+// kv[0] and kv[1], field by field: building them as Values (codec.Bytes,
+// StoreScore) and copying them in is, in Go's WebAssembly, a memory.fill
+// and a memory.copy per Value, which wazero runs as calls to memmove
+// (see codec.Result.IntAt). kv may hold an earlier command's values
+// (sdk.Ctx.Values): every field is written.
+func SetMemberScore(kv []codec.Value, member []byte, score float64) {
+	if score == 0 {
+		score = 0 // -0 as 0, as StoreScore
+	}
+	m, s := &kv[0], &kv[1]
+	m.Kind, m.Int, m.Float, m.Bytes, m.List = codec.KindBytes, 0, 0, member, nil
+	s.Kind, s.Int, s.Float, s.Bytes, s.List = codec.KindFloat, 0, score, nil, nil
+}
+
 // ZAddOptions reads ZADD's option words from argument i on, as Redis's
 // zaddGenericCommand does: any of allowed (ZAdd* bits: NX, XX, CH, INCR,
 // GT, LT), in any order and case, up to the first other word. It returns
@@ -172,11 +187,38 @@ func ZAddCall(c *sdk.Ctx, key []byte, flags int64, kv []codec.Value) {
 	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, TagZSet)
 }
 
+// The ops of ZAddOne around its put, encoded once (codec.Prepared): the
+// size before, and the type tag after.
+var (
+	zaddSize = codec.Prepare(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue})
+	zaddTag  = codec.Prepare(codec.Op{Code: codec.OpPut, Bin: codec.BinType, Value: TagZSet})
+)
+
+// ZAddOne is ZAddCall of one member and its score without CH (flags NX
+// or XX or neither): the same request, built from prepared ops and one
+// MapPutScore, where the builder methods one by one were most of a
+// GEOADD's guest work in WebAssembly. The result is ZAddCall's.
+func ZAddOne(c *sdk.Ctx, key []byte, flags int64, member []byte, score float64) {
+	put := codec.MapWriteDefault | codec.MapOrderKeyValue
+	call := c.Record(key).Guard(codec.TypeZSet)
+	switch {
+	case flags&ZAddNX != 0:
+		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	case flags&ZAddXX != 0:
+		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		call.Exists(codec.ExistsUpdateOnly)
+	}
+	if score == 0 {
+		score = 0 // -0 as 0, as StoreScore
+	}
+	call.Prepared(zaddSize).MapPutScore(codec.BinValue, put, member, score).Prepared(zaddTag)
+}
+
 // ZAddCount is the reply of a ZAddCall that succeeded: the members added,
 // or with CH added or changed (members and scores as ZAddApply takes them).
 func ZAddCount(r *codec.Result, flags int64, members [][]byte, scores []float64) int64 {
 	if flags&ZAddCH == 0 {
-		return IntOf(r.Value(1)) - IntOf(r.Value(0))
+		return r.IntAt(1) - r.IntAt(0) // no Value copied (codec.Result.IntAt)
 	}
 	res := ZAddApply(flags, members, scores, r.Value(1).List, nil)
 	return int64(res.Added + res.Updated)

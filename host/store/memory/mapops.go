@@ -232,6 +232,20 @@ func (cx *callCtx) mapBinForWrite(name string) (*omap, *opError) {
 // ElementNotFound, unless NoFail, which turns the whole op into a no-op, or
 // NoFail|Partial, which skips just the offending items. Returns the size.
 func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
+	// The scratch slices are handed back here rather than by defers: with
+	// mapPutItems's many returns Go would not open-code them, and a
+	// defer record and its run cost ~200 instructions of every ZADD,
+	// HSET and GEOADD.
+	items, found := cx.idx[:0], cx.sel[:0]
+	v, e := cx.mapPutItems(o, &items, &found)
+	clear(found)
+	cx.idx, cx.sel = items[:0], found[:0]
+	return v, e
+}
+
+// mapPutItems is mapPut with its scratch slices (the items' order and
+// the items found), which it may grow.
+func (cx *callCtx) mapPutItems(o *codec.Op, itemsp *[]int32, foundp *[]*entry) (codec.Value, *opError) {
 	kv := o.Values
 	for i := 0; i < len(kv); i += 2 {
 		if !validKey(&kv[i]) {
@@ -252,10 +266,11 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 	}
 
 	// Item order: by key, the last of equal keys kept.
-	items := cx.idx[:0]
+	items := (*itemsp)[:0]
 	for i := 0; i < len(kv); i += 2 {
 		items = append(items, int32(i))
 	}
+	*itemsp = items
 	if len(items) > 1 {
 		slices.SortStableFunc(items, func(a, b int32) int { return compare(&kv[a], &kv[b]) })
 		w := 0
@@ -268,7 +283,6 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 		}
 		items = items[:w]
 	}
-	defer func() { cx.idx = items[:0] }()
 
 	if m.n() == 0 && updateOnly {
 		if !noFail {
@@ -285,12 +299,12 @@ func (cx *callCtx) mapPut(o *codec.Op) (codec.Value, *opError) {
 
 	// Check every item first, keeping the items found (cx.sel) for the
 	// writes.
-	found := cx.sel[:0]
-	defer func() { clear(found); cx.sel = found[:0] }()
+	found := (*foundp)[:0]
 	w := 0
 	for _, it := range items {
 		e := m.get(&kv[it])
 		found = append(found, e)
+		*foundp = found
 		if (e != nil && createOnly) || (e == nil && updateOnly) {
 			if !noFail {
 				if e != nil {

@@ -53,7 +53,7 @@ func (t *ostree) cmp(a, b *entry) int {
 			return c
 		}
 	}
-	return compare(&a.k, &b.k)
+	return keyCmp(&a.k, &b.k) // blob keys compared directly: every insert's descent
 }
 
 // lowerBound returns how many items below holds for (they must come

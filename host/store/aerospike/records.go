@@ -169,7 +169,7 @@ func (s *Store) putPlans(pp *[]plan) {
 }
 
 func (x *execCtx) key(k []byte) (*as.Key, error) {
-	return as.NewKey(x.s.cfg.Namespace, x.set, k)
+	return newKey(x.s.cfg.Namespace, x.set, k)
 }
 
 // writePolicy is the policy of one call's operate. withGen forces a

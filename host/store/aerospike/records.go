@@ -93,6 +93,9 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 
 // settle reports err, a failure of the whole request's calls, in resp.
 func (x *execCtx) settle(resp *codec.Response, err error) {
+	if err == nil {
+		return // the usual case: no errors.As, whose target escapes
+	}
 	var fe *errFatal
 	if errors.As(err, &fe) {
 		x.fail(resp, fe.err, fe.class)
@@ -803,7 +806,9 @@ func (bs *batchScratch) writePolicy(p *plan) *as.BatchWritePolicy {
 		}
 	}
 	if bs.nw == maxSharedPolicies {
-		return &want
+		wp := new(as.BatchWritePolicy) // not &want: want would escape on every call
+		*wp = want
+		return wp
 	}
 	if bs.nw == len(bs.writes) {
 		bs.writes = append(bs.writes, new(as.BatchWritePolicy))

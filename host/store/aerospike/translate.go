@@ -115,6 +115,12 @@ type translator struct {
 	policies [4][16]*as.MapPolicy // [order][write flags]
 	// Parameterless ops that the client never mutates, shared.
 	opDelete, opTouch, opHeader, opGetAll *as.Operation
+	opClearX                              *as.Operation // deletes codec.BinExpire
+
+	// Ops the client never mutates, shared per bin: reads of a bin, and
+	// puts of a type tag into codec.BinType (every SET and INCR writes
+	// one). Each was three or four allocations per call.
+	getOps, typePuts readMostly[*as.Operation]
 
 	delMu  sync.RWMutex
 	delOps map[string][3]*as.Operation // DeleteIfEmpty ops per bin
@@ -200,6 +206,7 @@ func newTranslator() *translator {
 		opTouch:  as.TouchOp(),
 		opHeader: as.GetHeaderOp(),
 		opGetAll: as.GetOp(),
+		opClearX: as.PutOp(&as.Bin{Name: codec.BinExpire, Value: as.NewNullValue()}),
 	}
 	orders := [4]as.MapOrderTypes{as.MapOrder.UNORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_VALUE_ORDERED}
 	for o := range t.policies {
@@ -208,6 +215,33 @@ func newTranslator() *translator {
 		}
 	}
 	return t
+}
+
+// maxSharedOps bounds each cache of shared ops.
+const maxSharedOps = 256
+
+// getOp returns the read of bin, shared.
+func (t *translator) getOp(bin string) *as.Operation {
+	if op, ok := t.getOps.get(bin); ok {
+		return op
+	}
+	op := as.GetBinOp(bin)
+	t.getOps.add(bin, op, maxSharedOps)
+	return op
+}
+
+// putOp returns the put of a scalar value: for a type tag into
+// codec.BinType one shared op per tag, else a new one.
+func (t *translator) putOp(op *codec.Op) *as.Operation {
+	if op.Bin != codec.BinType || op.Value.Kind != codec.KindStr {
+		return as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})
+	}
+	if o, ok := t.typePuts.getBytes(op.Value.Bytes); ok {
+		return o
+	}
+	o := as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})
+	t.typePuts.add(string(op.Value.Bytes), o, maxSharedOps)
+	return o
 }
 
 // mapPolicy returns the map policy for an op's flags. A map that respike
@@ -599,7 +633,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.add(t.opGetAll, slot{op: i, dec: decValue})
 			return
 		}
-		p.add(as.GetBinOp(op.Bin), slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
+		p.add(t.getOp(op.Bin), slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
 
 	case codec.OpPut:
 		if op.Bin == "" {
@@ -622,7 +656,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.dropBin(op.Bin)
 			p.note(op.Bin, noteMapPut, op.Value.List)
 		default:
-			p.add(as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+			p.add(t.putOp(op), slot{bin: op.Bin, op: i, entry: true})
 			p.dropBin(op.Bin)
 			if op.Value.Kind == codec.KindNil {
 				p.note(op.Bin, noteCleared, nil)

@@ -52,6 +52,9 @@ type slot struct {
 type plan struct {
 	ops   []*as.Operation
 	slots []slot
+	// arena holds the call's own simple ops (own); never grown while ops
+	// point into it.
+	arena []as.Operation
 
 	write   bool // the call changes the record
 	getAll  int  // index of the codec op reading all bins, or -1
@@ -82,6 +85,8 @@ type plan struct {
 }
 
 func (p *plan) reset() {
+	clear(p.arena) // the ops' values: guest memory, not to be kept
+	p.arena = p.arena[:0]
 	p.ops = p.ops[:0]
 	p.slots = p.slots[:0]
 	p.tracks = p.tracks[:0]
@@ -100,6 +105,22 @@ func (p *plan) fail(code codec.Code, format string, args ...any) {
 		p.static = code
 		p.staticMsg = fmt.Sprintf(format, args...)
 	}
+}
+
+// own returns a copy of o in p's memory for ops (arena), or on the heap
+// when that is full. The client's op constructors return a new op each;
+// inlined, with the op copied at once, that op stays on the stack, so a
+// plain put or add costs no allocation of its own.
+func (p *plan) own(o *as.Operation) *as.Operation {
+	if len(p.arena) == cap(p.arena) {
+		n := new(as.Operation)
+		*n = *o
+		return n
+	}
+	p.arena = p.arena[:len(p.arena)+1]
+	n := &p.arena[len(p.arena)-1]
+	*n = *o
+	return n
 }
 
 func (p *plan) add(op *as.Operation, s slot) {
@@ -231,10 +252,10 @@ func (t *translator) getOp(bin string) *as.Operation {
 }
 
 // putOp returns the put of a scalar value: for a type tag into
-// codec.BinType one shared op per tag, else a new one.
-func (t *translator) putOp(op *codec.Op) *as.Operation {
+// codec.BinType one shared op per tag, else one of p's.
+func (t *translator) putOp(op *codec.Op, p *plan) *as.Operation {
 	if op.Bin != codec.BinType || op.Value.Kind != codec.KindStr {
-		return as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})
+		return p.own(as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}))
 	}
 	if o, ok := t.typePuts.getBytes(op.Value.Bytes); ok {
 		return o
@@ -305,6 +326,9 @@ func clientKeys(vs []codec.Value) []any {
 // exact expiries.
 func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	p.reset()
+	if cap(p.arena) < len(call.Ops) {
+		p.arena = make([]as.Operation, 0, len(call.Ops))
+	}
 	if len(call.Ops) == 0 {
 		p.fail(codec.InvalidOperation, "call has no ops")
 		return
@@ -656,7 +680,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.dropBin(op.Bin)
 			p.note(op.Bin, noteMapPut, op.Value.List)
 		default:
-			p.add(t.putOp(op), slot{bin: op.Bin, op: i, entry: true})
+			p.add(t.putOp(op, p), slot{bin: op.Bin, op: i, entry: true})
 			p.dropBin(op.Bin)
 			if op.Value.Kind == codec.KindNil {
 				p.note(op.Bin, noteCleared, nil)
@@ -675,7 +699,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.fail(codec.InvalidOperation, "add needs an int or float delta")
 			return
 		}
-		p.add(as.AddOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+		p.add(p.own(as.AddOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})), slot{bin: op.Bin, op: i, entry: true})
 		p.addDelta(addTarget{bin: op.Bin}, op.Value)
 
 	case codec.OpAppend, codec.OpPrepend:

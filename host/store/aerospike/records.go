@@ -728,7 +728,11 @@ func runEntries(es []member) {
 				continue
 			}
 			var rerr error
-			if br.ResultCode != types.OK {
+			switch br.ResultCode {
+			case types.OK:
+			case types.KEY_NOT_FOUND_ERROR:
+				rerr = errNotFound // a read of a missing key: common, and its text is fixed
+			default:
 				// Per-record codes, including a node that did not answer,
 				// fail only this call.
 				rerr = &recordError{rc: br.ResultCode, err: br.Err}
@@ -882,6 +886,10 @@ func (bs *batchScratch) put() {
 	bs.recs, bs.idx, bs.alone = bs.recs[:0], bs.idx[:0], bs.alone[:0]
 	batchPool.Put(bs)
 }
+
+// errNotFound is a batch record's KEY_NOT_FOUND_ERROR: only its code is
+// used (mapCode's text), so one value serves every record.
+var errNotFound = &recordError{rc: types.KEY_NOT_FOUND_ERROR}
 
 // errWaitedTooLong fails a request whose deadline passed before its batch
 // call went (it waited for a lane, or for its own earlier calls): none of

@@ -77,6 +77,9 @@ type plan struct {
 	tracks    []addTrack // adds on record values (for diagnosis)
 	notes     []binNote  // what earlier ops did to bins, for new tracks
 	cleared   bool       // an earlier op deleted every bin
+	// adds: the call has an add (OpAdd, OpMapIncrement), the only ops
+	// that read tracks and notes; without one a plain put keeps none.
+	adds bool
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -91,7 +94,7 @@ func (p *plan) reset() {
 	p.slots = p.slots[:0]
 	p.tracks = p.tracks[:0]
 	p.notes = p.notes[:0]
-	p.cleared = false
+	p.cleared, p.adds = false, false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
@@ -338,6 +341,9 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	for _, op := range call.Ops {
 		if op.Code.Writes() {
 			p.write = true
+		}
+		if op.Code == codec.OpAdd || op.Code == codec.OpMapIncrement {
+			p.adds = true
 		}
 	}
 
@@ -681,6 +687,9 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.note(op.Bin, noteMapPut, op.Value.List)
 		default:
 			p.add(t.putOp(op, p), slot{bin: op.Bin, op: i, entry: true})
+			if !p.adds {
+				break // what a put leaves matters only to an add after it
+			}
 			p.dropBin(op.Bin)
 			if op.Value.Kind == codec.KindNil {
 				p.note(op.Bin, noteCleared, nil)

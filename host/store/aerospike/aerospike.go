@@ -467,6 +467,7 @@ func (s *Store) Exec(ctx context.Context, db int, req *codec.Request, resp *code
 		return
 	}
 	x.dispatch(req, resp)
+	putCtx(x)
 }
 
 // begin resets resp and returns the context of a request on database db,
@@ -492,7 +493,20 @@ func (s *Store) begin(ctx context.Context, db int, resp *codec.Response) *execCt
 		resp.Code, resp.Msg = codec.Timeout, "request deadline passed before it reached Aerospike"
 		return nil
 	}
-	return &execCtx{s: s, c: c, set: s.set(db), timeout: timeout, deadline: time.Now().Add(timeout)}
+	now := time.Now()
+	x := ctxPool.Get().(*execCtx)
+	*x = execCtx{s: s, c: c, set: s.set(db), timeout: timeout, start: now, deadline: now.Add(timeout)}
+	return x
+}
+
+// ctxPool holds execCtx values between requests: one allocation per
+// request less (a request keeps its context only until it returns).
+var ctxPool = sync.Pool{New: func() any { return new(execCtx) }}
+
+// putCtx returns x to ctxPool once its request has returned.
+func putCtx(x *execCtx) {
+	*x = execCtx{}
+	ctxPool.Put(x)
 }
 
 // ExecMany runs ops as Exec would, with their record requests handed to the
@@ -519,10 +533,12 @@ func (s *Store) ExecMany(ops []store.Op) {
 		case x == nil:
 		case o.Req.Kind != codec.ReqRecords:
 			x.dispatch(o.Req, o.Resp) // scans and counts: rare in a pipeline, run as they come
+			putCtx(x)
 		default:
 			plans, live := x.plan(o.Req, o.Resp)
 			if live == 0 {
 				s.putPlans(plans)
+				putCtx(x)
 				continue
 			}
 			j := x.job(o.Req, o.Resp, *plans, live)
@@ -535,6 +551,7 @@ func (s *Store) ExecMany(ops []store.Op) {
 		r.x.settle(r.resp, r.j.err)
 		s.putPlans(r.plans)
 		putJob(r.j)
+		putCtx(r.x)
 		if r.resp.Code != codec.OK {
 			r.resp.Results = r.resp.Results[:0]
 		}
@@ -587,7 +604,18 @@ type execCtx struct {
 	c        *as.Client
 	set      string
 	timeout  time.Duration // the whole budget
+	start    time.Time     // when it began: the clock of its plans
 	deadline time.Time     // when it ends
+}
+
+// planMs is the store's clock in ms for planning the request's calls (the
+// expiry filters, exact expiries): when it began, a few microseconds ago,
+// rather than a second clock read per request.
+func (x *execCtx) planMs() int64 {
+	if x.s.now != nil || x.start.IsZero() {
+		return x.s.nowMs()
+	}
+	return x.start.UnixMilli()
 }
 
 // left is what is left of the budget; at least a millisecond, so that a

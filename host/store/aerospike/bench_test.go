@@ -157,8 +157,9 @@ func BenchmarkExec(b *testing.B) {
 // Exec, on random keys of 100,000, so that the coalescer gathers them into
 // batch calls as it does for 50 connections. It reports the allocations
 // and the process's CPU per command (cpu-us/op: the store and the client,
-// without the connections and the guest), and calls/op, the Aerospike
-// calls per command. Skipped without RESPIKE_TEST_AEROSPIKE.
+// without the connections and the guest), calls/op, the Aerospike calls
+// per command, and singles/op, the commands that went alone (an operate
+// of one record). Skipped without RESPIKE_TEST_AEROSPIKE.
 func BenchmarkExecGathered(b *testing.B) {
 	s := benchStore(b)
 	val := codec.Bytes([]byte("xxx"))
@@ -173,7 +174,7 @@ func BenchmarkExecGathered(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 			b.ReportAllocs()
-			calls0 := s.nSingle.Load() + s.nBatch.Load()
+			calls0, single0 := s.nSingle.Load()+s.nBatch.Load(), s.nSingle.Load()
 			cpu0 := processCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				call := calls[name]
@@ -192,6 +193,7 @@ func BenchmarkExecGathered(b *testing.B) {
 			})
 			b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-us/op")
 			b.ReportMetric(float64(s.nSingle.Load()+s.nBatch.Load()-calls0)/float64(b.N), "calls/op")
+			b.ReportMetric(float64(s.nSingle.Load()-single0)/float64(b.N), "singles/op")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
 	}

@@ -38,6 +38,17 @@ func (e *recordError) Unwrap() error { return e.err }
 
 // resultCode extracts the Aerospike result code of a client error.
 func resultCode(err error) types.ResultCode {
+	switch e := err.(type) { // the usual cases, without errors.As's allocations
+	case *recordError:
+		return e.rc
+	case *as.AerospikeError:
+		return e.ResultCode
+	}
+	return wrappedResultCode(err)
+}
+
+// wrappedResultCode is resultCode of an error that wraps the client's.
+func wrappedResultCode(err error) types.ResultCode {
 	var re *recordError
 	if errors.As(err, &re) {
 		return re.rc
@@ -67,6 +78,9 @@ var unavailCodes = []types.ResultCode{
 // outermost code decides: the client chains the errors of earlier attempts
 // (a connection it had to reopen) behind the server's final answer.
 func classify(err error) errClass {
+	if _, ok := err.(*recordError); ok {
+		return classRecord // a batch record's code (no errors.As: it allocates)
+	}
 	var re *recordError
 	if errors.As(err, &re) {
 		return classRecord

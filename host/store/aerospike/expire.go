@@ -248,7 +248,7 @@ func (t *translator) expiryOps(call *codec.Call, p *plan, replace bool) {
 		// Aerospike's REPLACE refuses bin deletes, and a replaced record
 		// has lost x already.
 		if !replace && !p.cleared {
-			p.add(as.PutOp(&as.Bin{Name: codec.BinExpire, Value: as.NewNullValue()}), slot{bin: codec.BinExpire, op: -1, entry: true})
+			p.add(t.opClearX, slot{bin: codec.BinExpire, op: -1, entry: true})
 		}
 	case codec.TTLKeep:
 		p.keepX = replace

@@ -60,7 +60,7 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 
 	plans := x.s.getPlans(n)
 	live := 0
-	now := x.s.nowMs()
+	now := x.planMs()
 	for i := range req.Calls {
 		call, p, res := &req.Calls[i], &(*plans)[i], &resp.Results[i]
 		x.s.tr.translate(call, p, now)
@@ -93,6 +93,9 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 
 // settle reports err, a failure of the whole request's calls, in resp.
 func (x *execCtx) settle(resp *codec.Response, err error) {
+	if err == nil {
+		return // the usual case: no errors.As, whose target escapes
+	}
 	var fe *errFatal
 	if errors.As(err, &fe) {
 		x.fail(resp, fe.err, fe.class)
@@ -169,7 +172,7 @@ func (s *Store) putPlans(pp *[]plan) {
 }
 
 func (x *execCtx) key(k []byte) (*as.Key, error) {
-	return as.NewKey(x.s.cfg.Namespace, x.set, k)
+	return newKey(x.s.cfg.Namespace, x.set, k)
 }
 
 // writePolicy is the policy of one call's operate. withGen forces a
@@ -688,9 +691,9 @@ func runEntries(es []member) {
 			alone = append(alone, i)
 			continue
 		case p.write:
-			recs = append(recs, as.NewBatchWrite(bs.writePolicy(p), key, p.ops...))
+			recs = append(recs, bs.write(bs.writePolicy(p), key, p.ops))
 		default:
-			recs = append(recs, as.NewBatchReadOps(bs.readPolicy(p.filter), key, p.ops...))
+			recs = append(recs, bs.read(bs.readPolicy(p.filter), key, p.ops))
 		}
 		if first == nil || e.x.deadline.Before(first.deadline) {
 			first = e.x
@@ -725,7 +728,11 @@ func runEntries(es []member) {
 				continue
 			}
 			var rerr error
-			if br.ResultCode != types.OK {
+			switch br.ResultCode {
+			case types.OK:
+			case types.KEY_NOT_FOUND_ERROR:
+				rerr = errNotFound // a read of a missing key: common, and its text is fixed
+			default:
 				// Per-record codes, including a node that did not answer,
 				// fail only this call.
 				rerr = &recordError{rc: br.ResultCode, err: br.Err}
@@ -746,13 +753,49 @@ func runEntries(es []member) {
 // GET call's reads mostly carry one filter (the millisecond's expiry filter
 // AND-ed with the type guard, built once: liveCache), and SETs one policy:
 // one policy per distinct filter or write policy rather than one per
-// record, and no slices per call.
+// record, and no slices per call. The batch records themselves are reused
+// too (brs, bws): the client reads them and writes their results, and
+// only during BatchOperate.
 type batchScratch struct {
 	recs       []as.BatchRecordIfc
 	idx, alone []int
 	reads      []*as.BatchReadPolicy
 	writes     []*as.BatchWritePolicy
 	nr, nw     int // policies handed out in this call
+	brs        []*as.BatchRead
+	bws        []*as.BatchWrite
+	nbr, nbw   int // records handed out in this call
+}
+
+// read returns a batch read of ops on key, one of bs's.
+func (bs *batchScratch) read(pol *as.BatchReadPolicy, key *as.Key, ops []*as.Operation) *as.BatchRead {
+	if bs.nbr == len(bs.brs) {
+		bs.brs = append(bs.brs, as.NewBatchReadOps(nil, nil))
+	}
+	r := bs.brs[bs.nbr]
+	bs.nbr++
+	r.Policy, r.BinNames, r.ReadAllBins, r.Ops = pol, nil, false, ops
+	resetBatchRecord(&r.BatchRecord, key)
+	return r
+}
+
+// write returns a batch write of ops on key, one of bs's.
+func (bs *batchScratch) write(pol *as.BatchWritePolicy, key *as.Key, ops []*as.Operation) *as.BatchWrite {
+	if bs.nbw == len(bs.bws) {
+		bs.bws = append(bs.bws, as.NewBatchWrite(nil, nil))
+	}
+	w := bs.bws[bs.nbw]
+	bs.nbw++
+	w.Policy, w.Ops = pol, ops
+	resetBatchRecord(&w.BatchRecord, key)
+	return w
+}
+
+// resetBatchRecord makes r a record of key with no result yet, as the
+// client's constructors make it (which also set whether it writes: a
+// reused record keeps that).
+func resetBatchRecord(r *as.BatchRecord, key *as.Key) {
+	r.Key, r.Record, r.ResultCode, r.Err, r.InDoubt = key, nil, types.NO_RESPONSE, nil, false
 }
 
 // maxSharedPolicies bounds the distinct policies a call's records share
@@ -803,7 +846,9 @@ func (bs *batchScratch) writePolicy(p *plan) *as.BatchWritePolicy {
 		}
 	}
 	if bs.nw == maxSharedPolicies {
-		return &want
+		wp := new(as.BatchWritePolicy) // not &want: want would escape on every call
+		*wp = want
+		return wp
 	}
 	if bs.nw == len(bs.writes) {
 		bs.writes = append(bs.writes, new(as.BatchWritePolicy))
@@ -826,12 +871,25 @@ func (bs *batchScratch) put() {
 		*wp = as.BatchWritePolicy{}
 	}
 	bs.nr, bs.nw = 0, 0
+	for _, r := range bs.brs[:bs.nbr] {
+		r.Policy, r.Ops = nil, nil
+		resetBatchRecord(&r.BatchRecord, nil)
+	}
+	for _, w := range bs.bws[:bs.nbw] {
+		w.Policy, w.Ops = nil, nil
+		resetBatchRecord(&w.BatchRecord, nil)
+	}
+	bs.nbr, bs.nbw = 0, 0
 	if cap(bs.recs) > 4096 {
 		return
 	}
 	bs.recs, bs.idx, bs.alone = bs.recs[:0], bs.idx[:0], bs.alone[:0]
 	batchPool.Put(bs)
 }
+
+// errNotFound is a batch record's KEY_NOT_FOUND_ERROR: only its code is
+// used (mapCode's text), so one value serves every record.
+var errNotFound = &recordError{rc: types.KEY_NOT_FOUND_ERROR}
 
 // errWaitedTooLong fails a request whose deadline passed before its batch
 // call went (it waited for a lane, or for its own earlier calls): none of

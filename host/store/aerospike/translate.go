@@ -52,6 +52,9 @@ type slot struct {
 type plan struct {
 	ops   []*as.Operation
 	slots []slot
+	// arena holds the call's own simple ops (own); never grown while ops
+	// point into it.
+	arena []as.Operation
 
 	write   bool // the call changes the record
 	getAll  int  // index of the codec op reading all bins, or -1
@@ -74,6 +77,9 @@ type plan struct {
 	tracks    []addTrack // adds on record values (for diagnosis)
 	notes     []binNote  // what earlier ops did to bins, for new tracks
 	cleared   bool       // an earlier op deleted every bin
+	// adds: the call has an add (OpAdd, OpMapIncrement), the only ops
+	// that read tracks and notes; without one a plain put keeps none.
+	adds bool
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -82,11 +88,13 @@ type plan struct {
 }
 
 func (p *plan) reset() {
+	clear(p.arena) // the ops' values: guest memory, not to be kept
+	p.arena = p.arena[:0]
 	p.ops = p.ops[:0]
 	p.slots = p.slots[:0]
 	p.tracks = p.tracks[:0]
 	p.notes = p.notes[:0]
-	p.cleared = false
+	p.cleared, p.adds = false, false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
@@ -102,6 +110,22 @@ func (p *plan) fail(code codec.Code, format string, args ...any) {
 	}
 }
 
+// own returns a copy of o in p's memory for ops (arena), or on the heap
+// when that is full. The client's op constructors return a new op each;
+// inlined, with the op copied at once, that op stays on the stack, so a
+// plain put or add costs no allocation of its own.
+func (p *plan) own(o *as.Operation) *as.Operation {
+	if len(p.arena) == cap(p.arena) {
+		n := new(as.Operation)
+		*n = *o
+		return n
+	}
+	p.arena = p.arena[:len(p.arena)+1]
+	n := &p.arena[len(p.arena)-1]
+	*n = *o
+	return n
+}
+
 func (p *plan) add(op *as.Operation, s slot) {
 	p.ops = append(p.ops, op)
 	p.slots = append(p.slots, s)
@@ -115,6 +139,12 @@ type translator struct {
 	policies [4][16]*as.MapPolicy // [order][write flags]
 	// Parameterless ops that the client never mutates, shared.
 	opDelete, opTouch, opHeader, opGetAll *as.Operation
+	opClearX                              *as.Operation // deletes codec.BinExpire
+
+	// Ops the client never mutates, shared per bin: reads of a bin, and
+	// puts of a type tag into codec.BinType (every SET and INCR writes
+	// one). Each was three or four allocations per call.
+	getOps, typePuts readMostly[*as.Operation]
 
 	delMu  sync.RWMutex
 	delOps map[string][3]*as.Operation // DeleteIfEmpty ops per bin
@@ -200,6 +230,7 @@ func newTranslator() *translator {
 		opTouch:  as.TouchOp(),
 		opHeader: as.GetHeaderOp(),
 		opGetAll: as.GetOp(),
+		opClearX: as.PutOp(&as.Bin{Name: codec.BinExpire, Value: as.NewNullValue()}),
 	}
 	orders := [4]as.MapOrderTypes{as.MapOrder.UNORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_VALUE_ORDERED}
 	for o := range t.policies {
@@ -208,6 +239,33 @@ func newTranslator() *translator {
 		}
 	}
 	return t
+}
+
+// maxSharedOps bounds each cache of shared ops.
+const maxSharedOps = 256
+
+// getOp returns the read of bin, shared.
+func (t *translator) getOp(bin string) *as.Operation {
+	if op, ok := t.getOps.get(bin); ok {
+		return op
+	}
+	op := as.GetBinOp(bin)
+	t.getOps.add(bin, op, maxSharedOps)
+	return op
+}
+
+// putOp returns the put of a scalar value: for a type tag into
+// codec.BinType one shared op per tag, else one of p's.
+func (t *translator) putOp(op *codec.Op, p *plan) *as.Operation {
+	if op.Bin != codec.BinType || op.Value.Kind != codec.KindStr {
+		return p.own(as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}))
+	}
+	if o, ok := t.typePuts.getBytes(op.Value.Bytes); ok {
+		return o
+	}
+	o := as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})
+	t.typePuts.add(string(op.Value.Bytes), o, maxSharedOps)
+	return o
 }
 
 // mapPolicy returns the map policy for an op's flags. A map that respike
@@ -271,6 +329,9 @@ func clientKeys(vs []codec.Value) []any {
 // exact expiries.
 func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	p.reset()
+	if cap(p.arena) < len(call.Ops) {
+		p.arena = make([]as.Operation, 0, len(call.Ops))
+	}
 	if len(call.Ops) == 0 {
 		p.fail(codec.InvalidOperation, "call has no ops")
 		return
@@ -280,6 +341,9 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	for _, op := range call.Ops {
 		if op.Code.Writes() {
 			p.write = true
+		}
+		if op.Code == codec.OpAdd || op.Code == codec.OpMapIncrement {
+			p.adds = true
 		}
 	}
 
@@ -599,7 +663,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.add(t.opGetAll, slot{op: i, dec: decValue})
 			return
 		}
-		p.add(as.GetBinOp(op.Bin), slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
+		p.add(t.getOp(op.Bin), slot{bin: op.Bin, op: i, dec: decValue, entry: true, resp: true})
 
 	case codec.OpPut:
 		if op.Bin == "" {
@@ -622,7 +686,10 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.dropBin(op.Bin)
 			p.note(op.Bin, noteMapPut, op.Value.List)
 		default:
-			p.add(as.PutOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+			p.add(t.putOp(op, p), slot{bin: op.Bin, op: i, entry: true})
+			if !p.adds {
+				break // what a put leaves matters only to an add after it
+			}
 			p.dropBin(op.Bin)
 			if op.Value.Kind == codec.KindNil {
 				p.note(op.Bin, noteCleared, nil)
@@ -641,7 +708,7 @@ func (t *translator) translateOp(call *codec.Call, i int, op *codec.Op, p *plan,
 			p.fail(codec.InvalidOperation, "add needs an int or float delta")
 			return
 		}
-		p.add(as.AddOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)}), slot{bin: op.Bin, op: i, entry: true})
+		p.add(p.own(as.AddOp(&as.Bin{Name: op.Bin, Value: toClientValue(op.Value)})), slot{bin: op.Bin, op: i, entry: true})
 		p.addDelta(addTarget{bin: op.Bin}, op.Value)
 
 	case codec.OpAppend, codec.OpPrepend:

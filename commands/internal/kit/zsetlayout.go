@@ -167,15 +167,7 @@ func ZAddApply(flags int64, members [][]byte, scores []float64, old []codec.Valu
 // result's op 0 is the size before; with CH op 1 the old pairs and op 2
 // the size after, else op 1 the size after (see ZAddCount).
 func ZAddCall(c *sdk.Ctx, key []byte, flags int64, kv []codec.Value) {
-	put := codec.MapWriteDefault | codec.MapOrderKeyValue
-	call := c.Record(key).Guard(codec.TypeZSet)
-	switch {
-	case flags&ZAddNX != 0:
-		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-	case flags&ZAddXX != 0:
-		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-		call.Exists(codec.ExistsUpdateOnly)
-	}
+	call, put := zaddRecord(c, key, flags)
 	call.MapSize(codec.BinValue)
 	if flags&ZAddCH != 0 {
 		keys := c.Values(len(kv) / 2)
@@ -185,6 +177,20 @@ func ZAddCall(c *sdk.Ctx, key []byte, flags int64, kv []codec.Value) {
 		call.MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
 	}
 	call.MapPut(codec.BinValue, put, kv).Put(codec.BinType, TagZSet)
+}
+
+// zaddRecord starts ZADD's call on key for flags (NX, XX or neither):
+// the call, guarded and for XX update-only, and the map write flags of
+// its put.
+func zaddRecord(c *sdk.Ctx, key []byte, flags int64) (*codec.Call, uint32) {
+	call := c.Record(key).Guard(codec.TypeZSet)
+	switch {
+	case flags&ZAddNX != 0:
+		return call, codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	case flags&ZAddXX != 0:
+		return call.Exists(codec.ExistsUpdateOnly), codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	}
+	return call, codec.MapWriteDefault | codec.MapOrderKeyValue
 }
 
 // The ops of ZAddOne around its put, encoded once (codec.Prepared): the
@@ -199,15 +205,7 @@ var (
 // MapPutScore, where the builder methods one by one were most of a
 // GEOADD's guest work in WebAssembly. The result is ZAddCall's.
 func ZAddOne(c *sdk.Ctx, key []byte, flags int64, member []byte, score float64) {
-	put := codec.MapWriteDefault | codec.MapOrderKeyValue
-	call := c.Record(key).Guard(codec.TypeZSet)
-	switch {
-	case flags&ZAddNX != 0:
-		put = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-	case flags&ZAddXX != 0:
-		put = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
-		call.Exists(codec.ExistsUpdateOnly)
-	}
+	call, put := zaddRecord(c, key, flags)
 	if score == 0 {
 		score = 0 // -0 as 0, as StoreScore
 	}

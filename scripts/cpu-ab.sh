@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Two respike builds side by side under redis-benchmark -c 50: requests/s
+# Two respike builds side by side under redis-benchmark -c 50 (C): requests/s, p50
 # and each daemon's CPU per command (from /proc/<pid>/stat), tests and
 # builds interleaved so that drift on a shared machine hits both.
 #   A=<checkout, built> B=<checkout, built> scripts/cpu-ab.sh
 # Knobs: STORE (memory, or aerospike: the cluster in RESPIKE_TEST_AEROSPIKE,
 # sets <SET>_a and <SET>_b), SET (respike_ab), ROUNDS (3), N (100000),
-# TESTS (get,set,incr), P (pipeline, 1), AENV / BENV (environment for one
-# daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings), KEEP (1: leave
-# the records on Aerospike).
+# TESTS (get,set,incr), P (pipeline, 1), C (clients, 50), AENV / BENV (environment for one
+# daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings), ACONF / BCONF
+# (lines appended to one daemon's [aerospike] section, e.g. BCONF='batch_calls = 1'),
+# KEEP (1: leave the records on Aerospike).
 set -euo pipefail
 : "${A:?set A= and B= to built checkouts}" "${B:?set B=}"
-ROUNDS=${ROUNDS:-3}; N=${N:-100000}; TESTS=${TESTS:-get,set,incr}; P=${P:-1}
+ROUNDS=${ROUNDS:-3}; N=${N:-100000}; TESTS=${TESTS:-get,set,incr}; P=${P:-1}; C=${C:-50}
 SET=${SET:-respike_ab}
 addr=${RESPIKE_TEST_AEROSPIKE:-127.0.0.1:3000}
 tmp=$(mktemp -d)
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# start DIR PORT SET ENV: starts DIR's bin/respike, prints its pid.
+# start DIR PORT SET ENV CONF: starts DIR's bin/respike, prints its pid.
 start() {
 	cat >"$tmp/$2.toml" <<TOML
 [server]
@@ -25,14 +26,15 @@ backend = "${STORE:-memory}"
 [aerospike]
 hosts = ["$addr"]
 set = "$3"
+$5
 TOML
 	# shellcheck disable=SC2086 # ENV is a list of NAME=value words
 	(cd "$1" && exec env ${4:-} ./bin/respike -config "$tmp/$2.toml" >"$tmp/$2.log" 2>&1) &
 	echo $!
 }
 porta=$(freeport); portb=$(freeport)
-pa=$(start "$A" "$porta" "${SET}_a" "${AENV:-}")
-pb=$(start "$B" "$portb" "${SET}_b" "${BENV:-}")
+pa=$(start "$A" "$porta" "${SET}_a" "${AENV:-}" "${ACONF:-}")
+pb=$(start "$B" "$portb" "${SET}_b" "${BENV:-}" "${BCONF:-}")
 # On exit the daemons' own sets are flushed (KEEP=1 keeps them): Aerospike's
 # namespace supervisor walks every record of the namespace each nsup-period,
 # and the ~100,000 records a run leaves per daemon cost a loopback node a
@@ -55,13 +57,15 @@ for t in ${TESTS//,/ }; do # warm up: instances, connections, keys
 done
 for r in $(seq "$ROUNDS"); do
 	for t in ${TESTS//,/ }; do
-		for x in a b; do
+		order="a b"; [ $((r % 2)) = 0 ] && order="b a" # alternate who goes first
+		for x in $order; do
 			if [ $x = a ]; then pid=$pa port=$porta; else pid=$pb port=$portb; fi
 			c0=$(cpu "$pid")
-			rate=$(redis-benchmark -p "$port" -c 50 -P "$P" -n "$N" -r 100000 -t "$t" --csv 2>/dev/null | tail -1 | cut -d, -f2 | tr -d '"')
+			line=$(redis-benchmark -p "$port" -c "$C" -P "$P" -n "$N" -r 100000 -t "$t" --csv 2>/dev/null | tail -1 | tr -d '"')
+			rate=$(echo "$line" | cut -d, -f2); p50=$(echo "$line" | cut -d, -f5)
 			c1=$(cpu "$pid")
 			us=$(awk -v c=$((c1 - c0)) -v n="$N" -v tk="$tk" 'BEGIN {printf "%.1f", c * 1e6 / tk / n}')
-			echo "round=$r test=$t build=$x rate=$rate us_per_cmd=$us load=$(cut -d' ' -f1 /proc/loadavg)"
+			echo "round=$r test=$t build=$x rate=$rate us_per_cmd=$us p50_ms=$p50 load=$(cut -d' ' -f1 /proc/loadavg)"
 		done
 	done
 done

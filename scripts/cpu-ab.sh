@@ -8,7 +8,10 @@
 # TESTS (get,set,incr), P (pipeline, 1), C (clients, 50), AENV / BENV (environment for one
 # daemon, e.g. BENV=GOMAXPROCS=1 with A=B to compare settings), ACONF / BCONF
 # (lines appended to one daemon's [aerospike] section, e.g. BCONF='batch_calls = 1'),
-# KEEP (1: leave the records on Aerospike).
+# KEEP (1: leave the records on Aerospike), STAT (1: count each daemon's context
+# switches, futex calls and nanosleeps per command with perf stat; counts
+# scatter far less than times on a shared machine: docs/performance.md, "Where
+# the Aerospike path's extra CPU goes").
 set -euo pipefail
 : "${A:?set A= and B= to built checkouts}" "${B:?set B=}"
 ROUNDS=${ROUNDS:-3}; N=${N:-100000}; TESTS=${TESTS:-get,set,incr}; P=${P:-1}; C=${C:-50}
@@ -51,6 +54,7 @@ for p in $porta $portb; do
 	for _ in $(seq 600); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.2; done
 done
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+events=context-switches,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep
 tk=$(getconf CLK_TCK)
 for t in ${TESTS//,/ }; do # warm up: instances, connections, keys
 	for p in $porta $portb; do redis-benchmark -p "$p" -c 50 -n 20000 -r 100000 -t "$t" -q >/dev/null 2>&1; done
@@ -61,11 +65,19 @@ for r in $(seq "$ROUNDS"); do
 		for x in $order; do
 			if [ $x = a ]; then pid=$pa port=$porta; else pid=$pb port=$portb; fi
 			c0=$(cpu "$pid")
-			line=$(redis-benchmark -p "$port" -c "$C" -P "$P" -n "$N" -r 100000 -t "$t" --csv 2>/dev/null | tail -1 | tr -d '"')
+			bench=(redis-benchmark -p "$port" -c "$C" -P "$P" -n "$N" -r 100000 -t "$t" --csv)
+			if [ -n "${STAT:-}" ]; then
+				bench=(perf stat -x, -o "$tmp/stat" -p "$pid" -e "$events" -- "${bench[@]}")
+			fi
+			line=$("${bench[@]}" 2>/dev/null | tail -1 | tr -d '"')
 			rate=$(echo "$line" | cut -d, -f2); p50=$(echo "$line" | cut -d, -f5)
 			c1=$(cpu "$pid")
 			us=$(awk -v c=$((c1 - c0)) -v n="$N" -v tk="$tk" 'BEGIN {printf "%.1f", c * 1e6 / tk / n}')
-			echo "round=$r test=$t build=$x rate=$rate us_per_cmd=$us p50_ms=$p50 load=$(cut -d' ' -f1 /proc/loadavg)"
+			counts=""
+			if [ -n "${STAT:-}" ]; then # value,unit,event,...: per command
+				counts=$(awk -F, -v n="$N" '$1 ~ /^[0-9]+$/ {e = $3; sub(/^syscalls:sys_enter_/, "", e); gsub(/-/, "_", e); printf " %s=%.3f", e, $1 / n}' "$tmp/stat")
+			fi
+			echo "round=$r test=$t build=$x rate=$rate us_per_cmd=$us p50_ms=$p50$counts load=$(cut -d' ' -f1 /proc/loadavg)"
 		done
 	done
 done

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per command of one of bench.sh's GEO benchmarks (GEOSEARCH,
-# GEOADD of new members, PFADD, PFCOUNT of one key or two; scripts/geocg)
+# GEOADD of new members, the same into a set of 100,000 members (addbig),
+# GEOADD of members that set holds (addold), PFADD, PFCOUNT of one key or two; scripts/geocg)
 # in process, store and guest included, from callgrind's counts. Needs
 # valgrind.
 #
-#   scripts/cg-geo.sh [search|addnew|pfadd|pfcount|pfcount2] [module.wasm] [N1] [N2]
+#   scripts/cg-geo.sh [search|addnew|addbig|addold|pfadd|pfcount|pfcount2] [module.wasm] [N1] [N2]
 #
 # The module defaults to commands/geo.wasm, commands/hll.wasm for the PF
 # benchmarks. Each of the two runs (N1 and N2 commands, 1000 and 3000 by

@@ -3,10 +3,13 @@
 // on a machine whose timings are noise (see scripts/cg-geo.sh, which runs
 // it at two counts and divides the difference):
 //
-//	geocg search|addnew N geo.wasm [print]
+//	geocg search|addnew|addbig|addold N geo.wasm [print]
 //	geocg pfadd|pfcount|pfcount2 N hll.wasm [print]
 //
-// search is bench.sh's GEOSEARCH, addnew its GEOADD of new members; pfadd
+// search is bench.sh's GEOSEARCH, addnew its GEOADD of new members;
+// addbig is addnew into a set of 100,000 other members first (what the
+// set's size costs), addold GEOADD of members that set already holds at the
+// same place (nothing changes: the lookup and the rest); pfadd
 // is its PFADD of random elements to a dense HLL (here one of 20,000
 // elements first, as bench:hlladd is after a few thousand requests),
 // pfcount PFCOUNT of one dense HLL (its cached cardinality), pfcount2 the
@@ -35,7 +38,7 @@ import (
 
 func main() {
 	if len(os.Args) < 4 {
-		fmt.Fprintln(os.Stderr, "usage: geocg search|addnew|pfadd|pfcount|pfcount2 N module.wasm [print]")
+		fmt.Fprintln(os.Stderr, "usage: geocg search|addnew|addbig|addold|pfadd|pfcount|pfcount2 N module.wasm [print]")
 		os.Exit(2)
 	}
 	which, wasm := os.Args[1], os.Args[3]
@@ -51,6 +54,9 @@ func main() {
 		loadHLL(ctx, r)
 	} else {
 		loadGeo(ctx, r)
+	}
+	if which == "addbig" || which == "addold" {
+		loadBig(ctx, r, which == "addold")
 	}
 	_ = r.Close(ctx)
 	if os.Getenv("GEOCG_FRESH") != "" {
@@ -68,7 +74,7 @@ func main() {
 		for i := range starts {
 			starts[i] = s
 		}
-	case "addnew":
+	case "addnew", "addbig", "addold":
 		for i := range starts {
 			starts[i] = &codec.Start{Proto: 2, Args: [][]byte{[]byte("GEOADD"), []byte("bench:geoadd"),
 				[]byte("13.361389"), []byte("38.115556"), fmt.Appendf(nil, "member:%012d", i*7919%100000)}}
@@ -120,6 +126,22 @@ func loadGeo(ctx context.Context, r *module.Runtime) {
 		load = append(load, strconv.AppendFloat(nil, lon, 'f', 6, 64), strconv.AppendFloat(nil, lat, 'f', 6, 64), fmt.Appendf(nil, "geo:%05d", i))
 	}
 	exec(ctx, r, load, ":10000\r\n")
+}
+
+// loadBig loads bench:geoadd with 100,000 members at addnew's point:
+// pre:0 to pre:99999, or addnew's own names when old.
+func loadBig(ctx context.Context, r *module.Runtime, old bool) {
+	for b := 0; b < 100000; b += 10000 {
+		load := [][]byte{[]byte("GEOADD"), []byte("bench:geoadd")}
+		for i := b; i < b+10000; i++ {
+			m := fmt.Appendf(nil, "pre:%d", i)
+			if old {
+				m = fmt.Appendf(nil, "member:%012d", i)
+			}
+			load = append(load, []byte("13.361389"), []byte("38.115556"), m)
+		}
+		exec(ctx, r, load, ":10000\r\n")
+	}
 }
 
 // loadHLL loads bench.sh's HLLs (bench:hll of 0..19999, bench:hll2 of

@@ -362,7 +362,9 @@ func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, su
 	}
 	v.cmds = make([]*Command, len(man.Commands))
 	for i, ci := range man.Commands {
-		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i), writes: slices.Contains(ci.Flags, "write")}
+		writes := slices.Contains(ci.Flags, "write")
+		oneKey := ci.FirstKey > 0 && ci.LastKey == ci.FirstKey && !slices.Contains(ci.Flags, "movablekeys")
+		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i), writes: writes, queues: writes && oneKey}
 	}
 	v.deadlineErr = errorReply(name, fmt.Sprintf("command exceeded the %s deadline", r.deadline))
 	ok = true

@@ -20,14 +20,16 @@ import (
 // contenders, and under 50 clients pipelining on one key a quarter of the
 // commands ran out of time and answered the contention error.
 //
-// The runtime therefore orders the losers of one proxy: once a command's
-// conditional write on a key has failed its condition (lostRace), its later
-// requests that touch that key wait their turn behind a FIFO gate of the
-// (database, key), which the command then holds until it ends, or until it
-// needs another key's gate (a command holds at most one). The holder retries
-// against the commands that have not lost yet, not against every loser, so
-// its retry nearly always wins. The generation check stays the guarantee,
-// across proxies as within one: the gate only decides who tries when.
+// The runtime therefore orders the contenders of one proxy: once a
+// command's conditional write on a key has failed its condition
+// (lostRace), its later requests that touch that key wait their turn
+// behind a FIFO gate of the (database, key), which the command then holds
+// until it ends, or until it needs another key's gate (a command holds at
+// most one). While a gate is held, a write of one key that touches it
+// queues too, before it loses (gateNeeded). The holder then races only
+// commands of other proxies, so its retry nearly always wins. The
+// generation check stays the guarantee, across proxies as within one: the
+// gate only decides who tries when.
 //
 // No deadlock: a command waits for a gate only while it holds none, and a
 // holder is never waiting for anything but its own store request. Waits

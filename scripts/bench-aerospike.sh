@@ -14,6 +14,8 @@
 #     (BenchmarkDirectClientBatch): records/s and its CPU per record;
 #     "direct-16i": the same with the server running each call inline
 #     (AllowInlineSSD), as respike's batch_inline asks;
+#   the Aerospike server's CPU per command or record, when asd runs on
+#   this machine (the whole cost of a command is client + proxy + server);
 # then prints min and median over the rounds, and the ratios the targets of
 # docs/performance.md are stated in. SUITE adds redis-benchmark's default
 # tests that respike serves, at -c 50, unpipelined and -P 16, once per round.
@@ -34,7 +36,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 N=${N:-50000}
 N1=${N1:-5000}
-SUITE=${SUITE-ping_mbulk,set,get,incr,sadd,hset,spop,mset}
+SUITE=${SUITE-ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600,mset}
 BENCH_SET=${BENCH_SET:-respike_bench}
 host=${RESPIKE_TEST_AEROSPIKE%:*}
 port=${RESPIKE_TEST_AEROSPIKE##*:}
@@ -78,6 +80,12 @@ go test -c -o "$tmp/direct.test" ./host/store/aerospike
 
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; } # a daemon's user+system ticks
+# The server's own CPU per command when it runs on this machine (asd):
+# the whole cost of a command is the client's, the proxy's and the
+# server's, and batching moves it between them.
+asd=$(pgrep -xo asd || true)
+export asd
+asdcpu() { if [ -n "$asd" ]; then cpu "$asd" 2>/dev/null || echo 0; else echo 0; fi; }
 
 # calls PORT: the Aerospike calls the daemon has made for record requests
 # so far (INFO stats store_single_calls + store_batch_calls; 0 for a build
@@ -99,16 +107,21 @@ rb() {
 		n=$N
 		[[ " $* " == *" -c 1 "* ]] && n=$N1
 		c0=$(cpu "$d")
+		s0=$(asdcpu)
 		a0=$(calls "$p")
 		# redis-benchmark exits non-zero on an error reply (a timeout of
 		# an overloaded cluster): the run's row is then missing, and the
 		# error count at the end says so.
 		{ /usr/bin/time -f '%U %S' -o "$tmp/rbtime" redis-benchmark -p "$p" -n "$n" -r 100000 -t "$t" --csv "$@" 2>/dev/null || true; } | tr -d '"' |
-			awk -F, -v name="$name" 'NR > 1 {printf "%s/%s %s - %s %s\n", name, $1, $2, $5, $7}' >"$tmp/one"
+			awk -F, -v name="$name" 'NR > 1 {split($1, w, " "); if (w[1] == "LPUSH" && $1 ~ /needed/) w[1] = "LPUSH_FILL"; printf "%s/%s %s - %s %s\n", name, w[1], $2, $5, $7}' >"$tmp/one"
 		c1=$(cpu "$d")
+		s1=$(asdcpu)
 		a1=$(calls "$p")
-		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" -v a="$((a1 - a0))" -v rbt="$(tail -1 "$tmp/rbtime")" \
-			'{split(rbt, r, " "); $3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print $0, sprintf("%.1f", (r[1] + r[2]) * 1e6 / n), sprintf("%.3f", a / n)}' "$tmp/one" >>"$tmp/rows"
+		# An LRANGE test runs its LPUSH fill first, in the same process:
+		# the CPU and the calls are shared over both runs' commands.
+		n=$((n * $(wc -l <"$tmp/one")))
+		awk -v c0="$c0" -v c1="$c1" -v tk="$ticks" -v n="$n" -v a="$((a1 - a0))" -v rbt="$(tail -1 "$tmp/rbtime")" -v sv="$((s1 - s0))" \
+			'{split(rbt, r, " "); $3 = sprintf("%.1f", (c1 - c0) / tk * 1e6 / n); print $0, sprintf("%.1f", (r[1] + r[2]) * 1e6 / n), sprintf("%.3f", a / n), (ENVIRON["asd"] == "" ? "-" : sprintf("%.1f", sv / tk * 1e6 / n))}' "$tmp/one" >>"$tmp/rows"
 	done
 }
 
@@ -117,12 +130,14 @@ rb() {
 direct() {
 	local name=$1 bench=$2 t out
 	for t in GET SET INCR; do
+		s0=$(asdcpu)
 		out=$( { /usr/bin/time -f '%U %S' "$tmp/direct.test" -test.run '^$' -test.bench "^Benchmark$bench\$/^$t\$" \
 			-test.benchtime "${N}x" 2>&1 >&3 || true; } 3>&1)
-		echo "$out" | awk -v name="$name" -v t="$t" -v n="$N" -v bench="$bench" '
+		s1=$(asdcpu)
+		echo "$out" | awk -v name="$name" -v t="$t" -v n="$N" -v bench="$bench" -v sv="$((s1 - s0))" -v tk="$ticks" '
 			/ops\/s/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ops/s") rps = $i}
 			NF == 2 && $1 ~ /^[0-9.]+$/ {cpu = ($1 + $2) * 1e6 / n}
-			END {printf "%s/%s %s %.1f - - - %.3f\n", name, t, rps, cpu, bench == "DirectClient" ? 1 : 1 / 16}' >>"$tmp/rows"
+			END {printf "%s/%s %s %.1f - - - %.3f %s\n", name, t, rps, cpu, bench == "DirectClient" ? 1 : 1 / 16, ENVIRON["asd"] == "" ? "-" : sprintf("%.1f", sv / tk * 1e6 / n)}' >>"$tmp/rows"
 	done
 }
 
@@ -144,7 +159,16 @@ for round in $(seq "$ROUNDS"); do
 	[ -n "${BASE:-}" ] && RBPID=$bpid RBPORT=$BPORT rb "base-c1-P16" -c 1 -P 16
 	if [ -n "$SUITE" ]; then
 		TESTS=$SUITE
+		# Each pass starts from empty hot keys, as redis-benchmark's
+		# default run on an empty server does: its SADD, HSET and ZADD
+		# grow one record by up to -r members, and passes piled on one
+		# record would reach the namespace's record size (1 MiB by
+		# default: ~45,000 set members), past which writes answer code 13
+		# (docs/compatibility.md).
+		hot() { redis-cli -p "$PPORT" del myset myhash mylist myzset >/dev/null; }
+		hot
 		rb "suite-c50" -c 50
+		hot
 		rb "suite-c50-P16" -c 50 -P 16
 	fi
 done
@@ -154,9 +178,9 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) != 7:
+    if len(f) != 8:
         continue
-    r = rows.setdefault(f[0], [[], [], [], [], [], []])
+    r = rows.setdefault(f[0], [[], [], [], [], [], [], []])
     for i, v in enumerate(f[1:]):
         try:
             r[i].append(float(v))
@@ -168,12 +192,13 @@ def mm(vals, fmt):
         return "-"
     return (fmt + " / " + fmt) % (min(vals), statistics.median(vals))
 
-print("%-22s %22s %14s %16s %16s %14s %14s" % ("run/test", "rate/s min / median", "cpu µs/cmd", "p50 ms", "p99 ms", "rb cpu µs/cmd", "calls/cmd"))
+print("%-22s %22s %14s %16s %16s %14s %14s %14s" % ("run/test", "rate/s min / median", "cpu µs/cmd", "p50 ms", "p99 ms", "rb cpu µs/cmd", "calls/cmd", "asd µs/cmd"))
 for k in sorted(rows):
     r = rows[k]
-    print("%-22s %22s %14s %16s %16s %14s %14s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f"), mm(r[4], "%.1f"), mm(r[5], "%.3f")))
+    print("%-22s %22s %14s %16s %16s %14s %14s %14s" % (k, mm(r[0], "%.0f"), mm(r[1], "%.1f"), mm(r[2], "%.3f"), mm(r[3], "%.3f"), mm(r[4], "%.1f"), mm(r[5], "%.3f"), mm(r[6], "%.1f")))
 print("(cpu: the daemon's, or the direct client's whole process, per command or record; rb cpu: redis-benchmark's;")
-print(" calls/cmd: Aerospike calls the daemon made per command, single and batch)")
+print(" calls/cmd: Aerospike calls the daemon made per command, single and batch;")
+print(" asd: the Aerospike server's CPU per command or record, when it runs on this machine)")
 
 print("\nratios (min / median over rounds of the per-round ratio; targets: unpipelined >= 1.0, -P 16 >= 0.5)")
 for ours, theirs in (("respike-c50", "direct-1"), ("respike-c50", "direct-1p"), ("base-c50", "direct-1"), ("base-c50", "direct-1p"), ("respike-c50-P16", "direct-16"), ("respike-c50-P16", "direct-16i"), ("respike-c50", "base-c50"), ("respike-c50-P16", "base-c50-P16")):

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
@@ -193,6 +194,8 @@ func TestSPopRetries(t *testing.T) {
 			t.Fatalf("interfere=%d, popped %v", interfere, got)
 		}
 		cmdtest.Script(t, h, `exists s => (integer) 0`)
+		// A count's removal is conditional on the generation: a writer
+		// that never stops makes it give up after kit.RetryFor.
 		fillSet(h, "s", 3)
 		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
 			if req.Calls[0].Policy.Generation != 0 {
@@ -200,7 +203,51 @@ func TestSPopRetries(t *testing.T) {
 			}
 		}}
 		cmdtest.Script(t, h, `
-			spop s => (error) ERR respike: the key kept changing during a read-modify-write; try again
+			spop s 2 => (error) ERR respike: the key kept changing during a read-modify-write; try again
+		`)
+	})
+}
+
+// SPOP of one member removes at a random index with no generation
+// condition: a write between its read and its removal does not make it
+// fail, and a set that shrank below the drawn index makes it read again.
+func TestSPopOneUnconditional(t *testing.T) {
+	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
+		base := h.Store
+		fillSet(h, "s", 3)
+		writes := 0
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if p := req.Calls[0].Policy; p.DeleteIfEmpty != "" {
+				if p.Generation != 0 {
+					t.Errorf("SPOP's removal is conditional on generation %d", p.Generation)
+				}
+				putMember(t, base, "s", fmt.Sprint("new", writes)) // always interferes
+				writes++
+			}
+		}}
+		got, _ := cmdtest.DoParsed(t, h, "spop", "s").(string)
+		if writes != 1 || !strings.HasPrefix(got, "m") {
+			t.Fatalf("popped %v after %d removals, want a member after 1", got, writes)
+		}
+		// Before the removal, the set is replaced by one member: the drawn
+		// index (of 0..3) either finds it or is past the end, and then
+		// SPOP reads the size again.
+		h.Store = base
+		fillSet(h, "t", 3)
+		swapped := false
+		h.Store = &cmdtest.InterceptStore{Store: base, Before: func(req *codec.Request) {
+			if req.Calls[0].Policy.DeleteIfEmpty != "" && !swapped {
+				swapped = true
+				var del codec.Call
+				del.Key = []byte("t")
+				del.Delete()
+				cmdtest.Exec(t, base, del)
+				putMember(t, base, "t", "solo")
+			}
+		}}
+		cmdtest.Script(t, h, `
+			spop t => "solo"
+			exists t => (integer) 0
 		`)
 	})
 }

@@ -29,9 +29,9 @@ import (
 // flight when their order matters (one connection's commands on a key
 // follow each other; host/module holds a pipeline's command back while an
 // earlier one on the same key is in flight), so requests of different jobs
-// may be answered in any order. A group's calls on one record go in
-// successive batch calls (entriesEnd), which keeps a job's own calls in
-// order.
+// may be answered in any order, and share a batch call on one record (up
+// to recordRowsMax rows). A job's own calls on one record go in successive
+// batch calls (entriesEnd), which keeps them in order.
 type coalescer struct {
 	lanes int // calls in flight before requests queue
 	max   int // records per gathered call, at most
@@ -268,10 +268,10 @@ func runJobs(group []*job) {
 // records seen while cutting a large group into calls.
 type groupScratch struct {
 	es   []member
-	seen map[recordKey]struct{}
+	seen map[recordKey]recordRows
 }
 
-var scratchPool = sync.Pool{New: func() any { return &groupScratch{seen: map[recordKey]struct{}{}} }}
+var scratchPool = sync.Pool{New: func() any { return &groupScratch{seen: map[recordKey]recordRows{}} }}
 
 // own runs one request's live calls: one operate for one call, batch
 // operates for several.
@@ -289,13 +289,28 @@ func (x *execCtx) own(calls []codec.Call, plans []plan, results []codec.Result, 
 	return nil
 }
 
+// recordRowsMax bounds the rows of different requests one batch call
+// carries for one record. Concurrent commands of different clients on one
+// key (a hot key: redis-benchmark's SADD, HSET, LPUSH and the rest use one
+// key each) may run in any order, so they can share a call; one call per
+// command on such a key made it the slowest thing respike did on
+// Aerospike (one call per command at -P 16). The bound stays under the
+// server's transaction-pending-limit (20 by default), beyond which a
+// node answers KEY_BUSY to transactions queued on one record: a batch the
+// node dispatches to its service threads, or a replicated write that
+// holds the record until its replica answers, queues the rows on the
+// record's lock.
+const recordRowsMax = 8
+
 // entriesEnd returns the end of the batch call that starts at es[start]:
-// it stops before a second call on a record already in it. For one
-// request's calls that keeps their order (Aerospike runs a batch's rows for
-// one record in order only when it processes the batch inline); for
-// different requests' it keeps the batch from queueing transactions on
-// one record on the server, which answers KEY_BUSY beyond a few (a hot key:
-// redis-benchmark's SADD and HSET use one key).
+// it stops before a second call of one request on a record already in it,
+// and before a record's (recordRowsMax+1)th row. A request's own calls
+// stay in successive batch calls, which keeps their order (Aerospike runs
+// a batch's rows for one record in order only when it processes the batch
+// inline); different requests' calls on a record share a call, up to
+// recordRowsMax of them (their order is not the store's to keep: the
+// store's callers never have two requests on one record in flight when
+// their order matters).
 // For large groups it uses sc's map, reused: its keys alias the calls' key
 // bytes (no copy per member), which hold still until runJobs clears it.
 func (sc *groupScratch) entriesEnd(es []member, start int) int {
@@ -307,19 +322,48 @@ func (sc *groupScratch) entriesEnd(es []member, start int) int {
 		e := &es[end]
 		if large {
 			k := recordKey{set: e.x.set, key: unsafe.String(unsafe.SliceData(e.call.Key), len(e.call.Key))}
-			if _, dup := sc.seen[k]; dup {
+			rows := sc.seen[k]
+			if !rows.add(e.fatal) {
 				return end
 			}
-			sc.seen[k] = struct{}{}
+			sc.seen[k] = rows
 			continue
 		}
+		var rows recordRows
 		for k := start; k < end; k++ {
 			if sameRecord(&es[k], e) {
-				return end
+				rows.add(es[k].fatal)
 			}
+		}
+		if !rows.add(e.fatal) {
+			return end
 		}
 	}
 	return len(es)
+}
+
+// recordRows are the requests (named by their failure slots) with a row
+// on one record in a batch call being cut.
+type recordRows struct {
+	n    int
+	reqs [recordRowsMax]*error
+}
+
+// add adds a row of request req, or reports false when the call cannot
+// take it: req has a row on the record already, or the record has
+// recordRowsMax.
+func (r *recordRows) add(req *error) bool {
+	if r.n == recordRowsMax {
+		return false
+	}
+	for _, q := range r.reqs[:r.n] {
+		if q == req {
+			return false
+		}
+	}
+	r.reqs[r.n] = req
+	r.n++
+	return true
 }
 
 // recordKey names a record: its set (database) and key.

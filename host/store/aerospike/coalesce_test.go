@@ -419,26 +419,42 @@ func TestMembersEnd(t *testing.T) {
 		mk(&r1, "s", "a"),
 		mk(&r2, "s", "b"),
 		mk(&r1, "s_1", "a"), // same key in another database: another record
-		mk(&r2, "s", "a"),   // another request on a record in the call: cut
+		mk(&r2, "s", "a"),   // another request on a record in the call: shares it
 		mk(&r1, "s", "c"),
 		mk(&r1, "s", "a"), // the same request again on its record: cut
 		mk(&r2, "s", "d"),
 	}
+	// hot: one row on one record from each of recordRowsMax+1 requests.
+	reqs := make([]error, recordRowsMax+1)
+	var hot []member
+	for i := range reqs {
+		hot = append(hot, mk(&reqs[i], "s", "hot"))
+	}
 	for _, pad := range []int{0, 40} {
 		// pad spreads the group over more than 32 members, the map path.
-		all := append([]member(nil), es...)
-		for i := range pad {
-			all = append(all, mk(&r1, "pad", string(rune('A'+i))))
-		}
-		var ends []int
-		for start := 0; start < len(all); {
-			end := (&groupScratch{seen: map[recordKey]struct{}{}}).entriesEnd(all, start)
-			ends = append(ends, end)
-			start = end
-		}
-		want := []int{3, 5, len(all)}
-		if !reflect.DeepEqual(ends, want) {
-			t.Errorf("pad %d: calls end at %v, want %v", pad, ends, want)
+		for _, tc := range []struct {
+			name  string
+			group []member
+			want  []int
+		}{
+			{"requests", es, []int{5, 7}},
+			{"hot key", hot, []int{recordRowsMax, recordRowsMax + 1}},
+		} {
+			all := append([]member(nil), tc.group...)
+			for i := range pad {
+				all = append(all, mk(&r1, "pad", string(rune('A'+i))))
+			}
+			var ends []int
+			for start := 0; start < len(all); {
+				end := (&groupScratch{seen: map[recordKey]recordRows{}}).entriesEnd(all, start)
+				ends = append(ends, end)
+				start = end
+			}
+			want := append([]int(nil), tc.want...)
+			want[len(want)-1] += pad
+			if !reflect.DeepEqual(ends, want) {
+				t.Errorf("%s, pad %d: calls end at %v, want %v", tc.name, pad, ends, want)
+			}
 		}
 	}
 }

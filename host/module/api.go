@@ -59,10 +59,6 @@ type Command struct {
 	impl   any    // the module version serving it (set by runtime.go)
 	index  uint32 // its position in the module's manifest
 	writes bool   // flagged "write": it may change the store
-	// queues: a write whose manifest declares one key (FirstKey =
-	// LastKey, no movablekeys): it waits behind a key's contention gate
-	// before it has lost a race there (gateNeeded).
-	queues bool
 }
 
 // Item is one command of a pipeline run by ExecBatch.

@@ -25,8 +25,8 @@ import (
 // (lostRace), its later requests that touch that key wait their turn
 // behind a FIFO gate of the (database, key), which the command then holds
 // until it ends, or until it needs another key's gate (a command holds at
-// most one). While a gate is held, a write of one key that touches it
-// queues too, before it loses (gateNeeded). The holder then races only
+// most one). While a gate is held, a write command that touches it with
+// nothing written yet queues too, before it loses (gateNeeded). The holder then races only
 // commands of other proxies, so its retry nearly always wins. The
 // generation check stays the guarantee, across proxies as within one: the
 // gate only decides who tries when.
@@ -219,24 +219,26 @@ func (g *gates) busy(db int, rq *codec.Request) (gateKey, bool) {
 	return gateKey{}, false
 }
 
-// gateNeeded is needsGate on the pending path, where a write of one key
-// (cmd.queues) also waits when its request touches a key whose gate
-// another command holds, before it has lost a race there: it would most
-// likely lose (the holder is in the middle of its read-modify-write), and
-// its read and failed write would cost the store and the holder a round
-// trip each (50 clients pipelining INCRBYFLOAT on one key on Aerospike:
-// 3.6 records per command without, 2.0 with). Reads never wait: a command
-// flagged readonly goes straight to the store, gate or not. Nor do
-// commands of several keys before they lose a race: a RENAME waits, while
-// it holds a gate, for another rename's pending mark to go (kit.Pending),
-// and that rename, queued behind the gate, would never take it off
-// (crossed RENAMEs answered the contention error once in 2,000 trials
-// when they queued).
-func (r *Runtime) gateNeeded(c *call, cmd *Command) bool {
+// gateNeeded is needsGate on the pending path (p's request), where a
+// write command that has written nothing yet and holds no gate also waits
+// when its request touches a key whose gate another command holds, before
+// it has lost a race there: it would most likely lose (the holder is in
+// the middle of its read-modify-write), and its read and failed write would
+// cost the store and the holder a round trip each (50 clients pipelining
+// INCRBYFLOAT on one key on Aerospike: 3.6 records per command without,
+// 2.0 with). Reads never wait: a command flagged readonly goes straight to
+// the store, gate or not. Nor does a command that has written: a RENAME
+// holding a gate spins on another rename's pending mark (kit.Pending), and
+// that rename, had it queued after writing its mark, could never take it
+// off (crossed RENAMEs answered the contention error once in 2,000 trials
+// when every write queued). A command that has written nothing has left
+// nothing that a holder could be waiting for.
+func (r *Runtime) gateNeeded(p *pend) bool {
+	c := p.c
 	if c.needsGate() {
 		return true
 	}
-	if !cmd.queues || c.gate.holds || c.rq.Kind != codec.ReqRecords || r.gates.n.Load() == 0 {
+	if !p.cmd.writes || p.wrote || c.gate.holds || c.rq.Kind != codec.ReqRecords || r.gates.n.Load() == 0 {
 		return false
 	}
 	k, ok := r.gates.busy(requestDB(c.db, &c.rq), &c.rq)
@@ -295,7 +297,7 @@ func (r *Runtime) endGate(c *call) {
 // waits (nor needs to: it is alone on its slot or in a transaction).
 func (p *pend) gateWait() {
 	c := p.c
-	if !p.gateOK || p.keep || p.turn != nil || p.g != nil || !p.r.gateNeeded(c, p.cmd) {
+	if !p.gateOK || p.keep || p.turn != nil || p.g != nil || !p.r.gateNeeded(p) {
 		return
 	}
 	if c.grant == nil {

@@ -224,7 +224,7 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 		for _, k := range waiting {
 			p := &pends[k]
 			c := p.c
-			if !c.gate.queued && r.gateNeeded(c, p.cmd) && !r.enterGate(c, gateWaiter{ch: w.grant, id: k}) {
+			if !c.gate.queued && r.gateNeeded(p) && !r.enterGate(c, gateWaiter{ch: w.grant, id: k}) {
 				gated++
 				continue
 			}

@@ -362,9 +362,7 @@ func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, su
 	}
 	v.cmds = make([]*Command, len(man.Commands))
 	for i, ci := range man.Commands {
-		writes := slices.Contains(ci.Flags, "write")
-		oneKey := ci.FirstKey > 0 && ci.LastKey == ci.FirstKey && !slices.Contains(ci.Flags, "movablekeys")
-		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i), writes: writes, queues: writes && oneKey}
+		v.cmds[i] = &Command{Info: ci, Module: name, impl: v, index: uint32(i), writes: slices.Contains(ci.Flags, "write")}
 	}
 	v.deadlineErr = errorReply(name, fmt.Sprintf("command exceeded the %s deadline", r.deadline))
 	ok = true

@@ -26,18 +26,21 @@ import (
 // behind a FIFO gate of the (database, key), which the command then holds
 // until it ends, or until it needs another key's gate (a command holds at
 // most one). While a gate is held, a write command that touches it with
-// nothing written yet queues too, before it loses (gateNeeded). The holder then races only
-// commands of other proxies, so its retry nearly always wins. The
-// generation check stays the guarantee, across proxies as within one: the
-// gate only decides who tries when.
+// nothing written yet queues too, before it loses (gateNeeded). The
+// holder then races only commands of other proxies, so its retry nearly
+// always wins. The generation check stays the guarantee, across proxies as
+// within one: the gate only decides who tries when.
 //
-// No deadlock: a command waits for a gate only while it holds none, and a
-// holder is never waiting for anything but its own store request. Waits
-// never happen on a path that holds a module instance (the inline store
-// path declines a gated request, which then takes the pending path), nor
-// on a goroutine that has other commands in flight while it waits (a
-// pipeline window queues the gated command and runs its others; see
-// execWindow). A wait is bounded by gateMaxWait, after which the command
+// No deadlock: a command waits for a gate only while it holds none; a
+// holder waits for nothing but its own store requests and, at most, for
+// what others wrote to go (a RENAME spins on another's pending mark); and
+// a command that has written waits only after it lost a race (a RENAME
+// has undone its mark by the request that waits), so no waiter holds up a
+// holder. Waits never happen on a path that holds a module instance (the
+// inline store path declines a gated request, which then takes the
+// pending path), nor on a goroutine that has other commands in flight
+// while it waits (a pipeline window queues the gated command and runs its
+// others; see execWindow). A wait is bounded by gateMaxWait, after which the command
 // runs without the gate, as it did before gates, so a holder that never
 // releases (a panic on its connection's path) cannot stop a key for good.
 

@@ -147,6 +147,10 @@ type Stats struct {
 	// Batches counts guest calls that ran several commands of a pipeline
 	// (ExecBatch); Batched counts the commands they ran.
 	Batches, Batched int64
+	// GateWaits counts store requests that queued behind a key's
+	// contention gate (gate.go): requests of commands that had lost a
+	// race for the key, while another such command held it.
+	GateWaits int64
 }
 
 // Runtime holds the loaded modules. Its methods are safe for concurrent use.

@@ -30,6 +30,11 @@ type call struct {
 	nreply int
 	starts []codec.Start // scratch for laying the batch out
 	name   string        // the single command's name, for guest logs
+
+	// The command's part in the contention gates (gate.go), and the
+	// channel its gate is handed over on when it waits alone (gateWait).
+	gate  gateState
+	grant chan int
 }
 
 // maxPooled is the largest buffer a pooled call keeps.
@@ -46,6 +51,7 @@ func (r *Runtime) getCall() *call {
 func (r *Runtime) putCall(c *call) {
 	c.ctx = nil
 	c.start = nil
+	c.gate = gateState{}
 	if cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
 		// A huge request or response: let its buffers and the decoder's
 		// arena go rather than pin them in the pool.
@@ -82,6 +88,7 @@ func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Star
 func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
 	var p pend
 	out, wait := r.begin(&p, ctx, cmd, start, out, blk)
+	p.gateOK = true // the only command in flight on this goroutine
 	return p.finish(out, wait)
 }
 
@@ -105,6 +112,7 @@ type pend struct {
 	detached bool   // whether c left the slot with the command
 	wrote    bool   // whether a request that writes was sent: finish, whatever the client does
 	keep     bool   // the slot stays locked through the store I/O (v is closing)
+	gateOK   bool   // it may wait for a contention gate on this goroutine (gateWait)
 	handle   uint32 // the continuation
 	gen      uint64 // the instance generation it lives in
 }
@@ -155,6 +163,7 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 	}
 	c := s.call
 	c.ctx, c.db = ctx, int(start.DB)
+	c.gate = gateState{}
 	start.Cmd = cmd.index + 1
 	if start.Now == 0 {
 		start.Now = time.Now().UnixNano()
@@ -178,7 +187,7 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 // and unlocks s. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
 func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
-	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, v: v, s: s, in: in, c: c, blk: blk}
+	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, v: v, s: s, in: in, c: c, blk: blk, gateOK: true}
 	out, wait := p.answer(packed, err, out)
 	return p.finish(out, wait)
 }
@@ -187,7 +196,9 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slo
 // after each, until it ends; then it lets go of what the command held.
 func (p *pend) finish(out []byte, wait bool) []byte {
 	for wait {
+		p.gateWait()
 		p.r.storeExec(p.ctx, p.g, p.c.db, &p.c.rq, &p.c.resp)
+		p.c.noteLost(p.c.db, &p.c.rq, &p.c.resp)
 		out, wait = p.resumed(out)
 	}
 	p.release()
@@ -198,6 +209,9 @@ func (p *pend) finish(out []byte, wait bool) []byte {
 // its reference on the version, a suspect module's turn.
 func (p *pend) release() {
 	if p.detached {
+		// Only a detached command can hold a gate: one that keeps its
+		// slot never waits for one (gateWait).
+		p.r.endGate(p.c)
 		p.r.putCall(p.c)
 	}
 	if p.held {
@@ -431,6 +445,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 	// Commands of one batch share the connection's database: SELECT, a
 	// builtin, ends a batch.
 	c.ctx, c.db = ctx, int(items[0].Start.DB)
+	c.gate = gateState{}
 	now := int64(0)
 	for i := range items {
 		st := &items[i].Start
@@ -559,8 +574,16 @@ func (r *Runtime) hostExec(ctx context.Context, mod api.Module, stack []uint64) 
 		stack[0] = 0 // the pending path reports the malformed request
 		return
 	}
+	if c.gate.hasHot && c.needsGate() {
+		// A request on a key this command lost a race on waits for its
+		// gate, which must not happen while the instance is held: it
+		// takes the pending path (gateWait, execWindow).
+		stack[0] = 0
+		return
+	}
 	out, outCap := uint32(stack[2]), uint32(stack[3])
 	r.storeExec(c.ctx, guardOf(c.ctx), c.db, &c.rq, &c.resp)
+	c.noteLost(c.db, &c.rq, &c.resp)
 	// The response is laid out in the guest's buffer, as the guest's own
 	// values (codec.AppendResponse).
 	n := 0
@@ -613,6 +636,9 @@ func (r *Runtime) hostReply(ctx context.Context, mod api.Module, stack []uint64)
 	c.out = append(c.out, b...)
 	c.items[c.nreply].End = len(c.out)
 	c.nreply++
+	// The batch's next command starts with no race lost. (A command that
+	// replies inside the batch never waited, so it holds no gate.)
+	c.gate = gateState{}
 }
 
 // hostTick is respike.tick, which instrument adds to every module and loops

@@ -107,11 +107,11 @@ func TestLookup(t *testing.T) {
 	for _, c := range r.Commands() {
 		names = append(names, c.Info.Name)
 	}
-	if want := []string{"echo", "get", "getset", "panic", "set", "ver"}; !slices.Equal(names, want) {
+	if want := []string{"casincr", "echo", "get", "getset", "panic", "set", "ver"}; !slices.Equal(names, want) {
 		t.Errorf("Commands() = %v, want %v", names, want)
 	}
 	mods := r.Modules()
-	if len(mods) != 1 || mods[0].Name != "kv" || mods[0].Version != "1" || len(mods[0].Commands) != 6 || mods[0].LastError != "" || mods[0].Path != mod("kv.wasm") {
+	if len(mods) != 1 || mods[0].Name != "kv" || mods[0].Version != "1" || len(mods[0].Commands) != 7 || mods[0].LastError != "" || mods[0].Path != mod("kv.wasm") {
 		t.Errorf("Modules() = %+v", mods)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/respike/respike/host/store"
 )
@@ -130,10 +131,16 @@ type window struct {
 	pends   []pend
 	replies [][]byte
 	waiting []int
+	run     []int
 	ops     []store.Op
+	// grant receives the index of a command queued for a contention
+	// gate (gate.go) when the gate is handed to it. Each of the window's
+	// commands (at most maxOverlap) is queued at most once at a time, so
+	// a send never blocks.
+	grant chan int
 }
 
-var windowPool = sync.Pool{New: func() any { return new(window) }}
+var windowPool = sync.Pool{New: func() any { return &window{grant: make(chan int, maxOverlap)} }}
 
 // execOverlapped runs a pipeline on a store that waits: each window of
 // commands on distinct keys runs together (execWindow), and their replies
@@ -188,7 +195,8 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 	// settle takes command k on after a step that returned wait: a
 	// command that must keep its slot or its module's turn through the
 	// store I/O finishes on its own, now (another command of the window
-	// could wait for that slot or turn); one that ended lets go.
+	// could wait for that slot or turn; it never waits for a gate, as
+	// the window's others may hold one); one that ended lets go.
 	settle := func(k int, wait bool) {
 		p := &pends[k]
 		switch {
@@ -206,23 +214,51 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 		replies[k], wait = r.begin(&pends[k], ctx, it.Cmd, &it.Start, replies[k][:0], nil)
 		settle(k, wait)
 	}
-	for len(waiting) > 0 {
-		ops := w.ops[:0]
+	// A command whose request needs a contention gate held elsewhere is
+	// queued for it (gated counts them) while the others go on; this
+	// goroutine waits for a gate only when nothing else of the window can
+	// run, and then holds none (a command waits holding none).
+	gated := 0
+	for len(waiting) > 0 || gated > 0 {
+		ops, run := w.ops[:0], w.run[:0]
 		for _, k := range waiting {
-			c := pends[k].c
-			if op, ok := r.storeOp(pends[k].ctx, c.db, &c.rq, &c.resp); ok {
+			p := &pends[k]
+			c := p.c
+			if !c.gate.queued && r.gateNeeded(p) && !r.enterGate(c, gateWaiter{ch: w.grant, id: k}) {
+				gated++
+				continue
+			}
+			run = append(run, k)
+			if op, ok := r.storeOp(p.ctx, c.db, &c.rq, &c.resp); ok {
 				ops = append(ops, op)
 			}
 		}
+		waiting = waiting[:0] // run holds what it had
+		if len(run) == 0 {
+			waiting = w.awaitGates(&r.gates, pends, waiting, &gated)
+			continue
+		}
 		store.ExecMany(r.st, ops)
 		clear(ops)
-		w.ops = ops[:0]
-		now := waiting
-		waiting = now[:0] // now's array: each k is read before it can be overwritten
-		for _, k := range now {
+		w.ops, w.run = ops[:0], run[:0]
+		for _, k := range run {
+			c := pends[k].c
+			c.noteLost(c.db, &c.rq, &c.resp)
 			var wait bool
 			replies[k], wait = pends[k].resumed(replies[k])
 			settle(k, wait)
+		}
+		// Gates handed over meanwhile: those commands go in the next round.
+		for gated > 0 {
+			select {
+			case k := <-w.grant:
+				gated--
+				pends[k].c.gateGranted()
+				waiting = append(waiting, k)
+				continue
+			default:
+			}
+			break
 		}
 	}
 	for k := range items {
@@ -235,4 +271,42 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 	w.waiting = waiting[:0]
 	windowPool.Put(w)
 	return out
+}
+
+// awaitGates waits until a gate is handed to one of the window's commands
+// queued for one (gated of them, every command the window has left), and
+// appends it to waiting. After gateMaxWait it stops waiting for them all:
+// the ones not handed their gate meanwhile run without it.
+func (w *window) awaitGates(gs *gates, pends []pend, waiting []int, gated *int) []int {
+	t := time.NewTimer(gateMaxWait)
+	defer t.Stop()
+	select {
+	case k := <-w.grant:
+		*gated--
+		pends[k].c.gateGranted()
+		return append(waiting, k)
+	case <-t.C:
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	// Sends happen under gs.mu: what was handed over is in w.grant now.
+	for {
+		select {
+		case k := <-w.grant:
+			*gated--
+			pends[k].c.gateGranted()
+			waiting = append(waiting, k)
+			continue
+		default:
+		}
+		break
+	}
+	for k := range pends {
+		if c := pends[k].c; c != nil && c.gate.queued && gs.withdraw(c.gate.hot, gateWaiter{ch: w.grant, id: k}) {
+			*gated--
+			c.gateGaveUp()
+			waiting = append(waiting, k)
+		}
+	}
+	return waiting
 }

@@ -69,8 +69,11 @@ type Runtime struct {
 	closed   bool
 	stopping atomic.Bool // Close was called: guests stop at their next tick
 
+	gates gates // contention gates (gate.go)
+
 	// Stats counters.
 	loads, swaps, refusals, unloads, draining, waits atomic.Int64
+	gateWaits                                        atomic.Int64
 	batches, batched                                 atomic.Int64
 	ctrs                                             sync.Map // module name → *modCounters
 }
@@ -567,14 +570,15 @@ func (r *Runtime) Modules() []ModuleInfo {
 // Stats returns the runtime's load, swap and refusal counts.
 func (r *Runtime) Stats() Stats {
 	return Stats{
-		Loads:    r.loads.Load(),
-		Swaps:    r.swaps.Load(),
-		Refusals: r.refusals.Load(),
-		Unloads:  r.unloads.Load(),
-		Draining: r.draining.Load(),
-		Waits:    r.waits.Load(),
-		Batches:  r.batches.Load(),
-		Batched:  r.batched.Load(),
+		Loads:     r.loads.Load(),
+		Swaps:     r.swaps.Load(),
+		Refusals:  r.refusals.Load(),
+		Unloads:   r.unloads.Load(),
+		Draining:  r.draining.Load(),
+		Waits:     r.waits.Load(),
+		Batches:   r.batches.Load(),
+		Batched:   r.batched.Load(),
+		GateWaits: r.gateWaits.Load(),
 	}
 }
 

@@ -2,6 +2,8 @@
 package main
 
 import (
+	"strconv"
+
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -65,8 +67,56 @@ func init() {
 					})
 				})
 			}},
+		// casincr adds 1 to a decimal value by read-modify-write under the
+		// generation, as INCRBYFLOAT does, and starts over when another
+		// client wrote in between; it replies how many tries it took.
+		sdk.Command{Name: "casincr", Arity: 2, Flags: []string{"write"}, FirstKey: 1, LastKey: 1, Step: 1,
+			Run: casRead},
 		sdk.Command{Name: "panic", Arity: 1, Run: func(c *sdk.Ctx) {
 			panic("boom")
 		}},
 	)
+}
+
+// casTries bounds casincr's tries, so that a test fails rather than hangs.
+const casTries = 100000
+
+func casRead(c *sdk.Ctx) {
+	c.N[0]++
+	c.Record(c.Arg(1)).Get(codec.BinValue)
+	c.Exec(casWrite)
+}
+
+func casWrite(c *sdk.Ctx) {
+	r := c.Result(0)
+	n := 0
+	call := c.Record(c.Arg(1))
+	switch r.Code {
+	case codec.OK:
+		n, _ = strconv.Atoi(string(r.Value(0).Bytes))
+		call.Generation(r.Generation).Exists(codec.ExistsUpdateOnly)
+	case codec.NotFound:
+		call.Exists(codec.ExistsCreateOnly)
+	default:
+		c.Error("ERR read failed")
+		return
+	}
+	c.B = strconv.AppendInt(c.B[:0], int64(n+1), 10)
+	call.Put(codec.BinValue, codec.Bytes(c.B))
+	c.Exec(casDone)
+}
+
+func casDone(c *sdk.Ctx) {
+	switch c.Result(0).Code {
+	case codec.OK:
+		c.Reply().Int(c.N[0])
+	case codec.GenerationError, codec.Exists, codec.NotFound:
+		if c.N[0] >= casTries {
+			c.Error("ERR too many tries")
+			return
+		}
+		casRead(c)
+	default:
+		c.Error("ERR write failed")
+	}
 }

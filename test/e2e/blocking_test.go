@@ -92,17 +92,32 @@ func key(t *testing.T, name string) string { return t.Name() + ":" + name }
 // blockedClients reads INFO blocked_clients.
 func blockedClients(t *testing.T, c *redis.Client) int {
 	t.Helper()
-	info, err := c.Info(context.Background(), "clients").Result()
+	return int(clientInfo(t, c, "clients", "blocked_clients"))
+}
+
+// clientInfo reads the integer field of INFO section from c's proxy.
+func clientInfo(t *testing.T, c *redis.Client, section, field string) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), section).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
-			n, _ := strconv.Atoi(v)
+	return infoValue(t, info, section, field)
+}
+
+// infoValue finds the integer field in an INFO reply of section.
+func infoValue(t *testing.T, info, section, field string) int64 {
+	t.Helper()
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO %s: %s:%s", section, field, v)
+			}
 			return n
 		}
 	}
-	t.Fatalf("INFO clients has no blocked_clients: %q", info)
+	t.Fatalf("INFO %s has no %s: %q", section, field, info)
 	return 0
 }
 

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,18 +171,7 @@ func TestCModuleMatchesRedis(t *testing.T) {
 // infoInt returns the integer field name of INFO modules.
 func infoInt(t *testing.T, c *RawConn, name string) int64 {
 	t.Helper()
-	info := do(t, c, "INFO", "modules")
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("INFO %s = %q", name, v)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in INFO modules: %q", name, info)
-	return 0
+	return infoValue(t, do(t, c, "INFO", "modules"), "modules", name)
 }
 
 // runC flushes the database at addr, runs cScript there (as C commands

@@ -41,27 +41,17 @@ func TestFloatCountersUnderContention(t *testing.T) {
 			if err := admin.Del(ctx, "contended:f", "contended:h").Err(); err != nil {
 				t.Fatal(err)
 			}
-			var wg sync.WaitGroup
 			var mu sync.Mutex
 			errs := map[string]int{}
-			start := make(chan struct{})
-			for range clients {
-				c := client(t, env.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					for range calls {
-						if err := c.Do(ctx, tc.cmd...).Err(); err != nil {
-							mu.Lock()
-							errs[err.Error()]++
-							mu.Unlock()
-						}
+			together(singleConns(t, env.daemon.Addr, clients), func(_ int, c *redis.Client) {
+				for range calls {
+					if err := c.Do(ctx, tc.cmd...).Err(); err != nil {
+						mu.Lock()
+						errs[err.Error()]++
+						mu.Unlock()
 					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+				}
+			})
 			n := 0
 			for msg, k := range errs {
 				t.Errorf("%d × %s", k, msg)
@@ -75,4 +65,31 @@ func TestFloatCountersUnderContention(t *testing.T) {
 			}
 		})
 	}
+}
+
+// singleConns opens n clients of addr with one connection each: n
+// contenders, as n application processes are.
+func singleConns(t *testing.T, addr string, n int) []*redis.Client {
+	conns := make([]*redis.Client, n)
+	for i := range conns {
+		conns[i] = client(t, addr, func(o *redis.Options) { o.PoolSize = 1 })
+	}
+	return conns
+}
+
+// together runs run for every client at once, each on its own goroutine,
+// started together so that they contend, and returns when all have ended.
+func together(conns []*redis.Client, run func(i int, c *redis.Client)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			run(i, c)
+		}()
+	}
+	close(start)
+	wg.Wait()
 }

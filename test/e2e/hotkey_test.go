@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,34 +156,25 @@ func hotKeyRMW(t *testing.T, addrs ...string) {
 				tc.setup(t)
 			}
 			waits0 := gateWaits(t, admin)
-			var wg sync.WaitGroup
 			var mu sync.Mutex
 			errs := map[string]int{}
-			start := make(chan struct{})
-			for i, c := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					for r := range rounds {
-						pipe := c.Pipeline()
-						cmds := make([]*redis.Cmd, depth)
-						for k := range cmds {
-							cmds[k] = pipe.Do(ctx, tc.cmd(i, r*depth+k)...)
-						}
-						_, _ = pipe.Exec(ctx) // each command's error is counted below
-						mu.Lock()
-						for _, cmd := range cmds {
-							if err := cmd.Err(); err != nil {
-								errs[err.Error()]++
-							}
-						}
-						mu.Unlock()
+			together(conns, func(i int, c *redis.Client) {
+				for r := range rounds {
+					pipe := c.Pipeline()
+					cmds := make([]*redis.Cmd, depth)
+					for k := range cmds {
+						cmds[k] = pipe.Do(ctx, tc.cmd(i, r*depth+k)...)
 					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+					_, _ = pipe.Exec(ctx) // each command's error is counted below
+					mu.Lock()
+					for _, cmd := range cmds {
+						if err := cmd.Err(); err != nil {
+							errs[err.Error()]++
+						}
+					}
+					mu.Unlock()
+				}
+			})
 			n := 0
 			for msg, k := range errs {
 				t.Errorf("%d × %s", k, msg)
@@ -200,19 +190,5 @@ func hotKeyRMW(t *testing.T, addrs ...string) {
 // gateWaits reads INFO's module_gate_waits from c's proxy.
 func gateWaits(t *testing.T, c *redis.Client) int64 {
 	t.Helper()
-	info, err := c.Info(context.Background(), "modules").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "module_gate_waits:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("module_gate_waits:%s", v)
-			}
-			return n
-		}
-	}
-	t.Fatal("INFO modules has no module_gate_waits")
-	return 0
+	return clientInfo(t, c, "modules", "module_gate_waits")
 }

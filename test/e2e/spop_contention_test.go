@@ -36,44 +36,34 @@ func TestSPopUnderContention(t *testing.T) {
 		}
 	}
 	var (
-		wg     sync.WaitGroup
 		mu     sync.Mutex
 		errs   = map[string]int{}
 		popped = map[string]int{}
 		nils   int
 	)
-	start := make(chan struct{})
-	for range clients {
-		c := client(t, env.daemon.Addr, func(o *redis.Options) { o.PoolSize = 1 })
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range rounds {
-				cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-					for range pipeline {
-						p.SPop(ctx, key)
-					}
-					return nil
-				})
-				mu.Lock()
-				for _, cmd := range cmds {
-					v, err := cmd.(*redis.StringCmd).Result()
-					switch {
-					case err == redis.Nil:
-						nils++
-					case err != nil:
-						errs[err.Error()]++
-					default:
-						popped[v]++
-					}
+	together(singleConns(t, env.daemon.Addr, clients), func(_ int, c *redis.Client) {
+		for range rounds {
+			cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for range pipeline {
+					p.SPop(ctx, key)
 				}
-				mu.Unlock()
+				return nil
+			})
+			mu.Lock()
+			for _, cmd := range cmds {
+				v, err := cmd.(*redis.StringCmd).Result()
+				switch {
+				case err == redis.Nil:
+					nils++
+				case err != nil:
+					errs[err.Error()]++
+				default:
+					popped[v]++
+				}
 			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+			mu.Unlock()
+		}
+	})
 	for msg, n := range errs {
 		t.Errorf("%d × %s", n, msg)
 	}

@@ -52,11 +52,7 @@ func TestFloatCountersUnderContention(t *testing.T) {
 					}
 				}
 			})
-			n := 0
-			for msg, k := range errs {
-				t.Errorf("%d × %s", k, msg)
-				n += k
-			}
+			n := reportErrors(t, errs)
 			got, err := tc.read()
 			want := strconv.FormatFloat(0.5*clients*float64(calls), 'f', -1, 64)
 			t.Logf("%d clients × %d calls: %d error replies, final %s", clients, calls, n, got)
@@ -92,4 +88,16 @@ func together(conns []*redis.Client, run func(i int, c *redis.Client)) {
 	}
 	close(start)
 	wg.Wait()
+}
+
+// reportErrors fails t with each error reply counted in errs (text →
+// count) and returns how many there were.
+func reportErrors(t *testing.T, errs map[string]int) int {
+	t.Helper()
+	n := 0
+	for msg, k := range errs {
+		t.Errorf("%d × %s", k, msg)
+		n += k
+	}
+	return n
 }

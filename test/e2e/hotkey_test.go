@@ -175,11 +175,7 @@ func hotKeyRMW(t *testing.T, addrs ...string) {
 					mu.Unlock()
 				}
 			})
-			n := 0
-			for msg, k := range errs {
-				t.Errorf("%d × %s", k, msg)
-				n += k
-			}
+			n := reportErrors(t, errs)
 			t.Logf("%d clients × %d pipelined × %d rounds: %d error replies; %d requests queued behind the gate of the first proxy",
 				clients, depth, rounds, n, gateWaits(t, admin)-waits0)
 			tc.check(t)

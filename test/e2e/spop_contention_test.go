@@ -64,9 +64,7 @@ func TestSPopUnderContention(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	for msg, n := range errs {
-		t.Errorf("%d × %s", n, msg)
-	}
+	reportErrors(t, errs)
 	for m, n := range popped {
 		if n > 1 {
 			t.Errorf("%s popped %d times", m, n)

@@ -271,13 +271,22 @@ func (r *Runtime) storeExec(ctx context.Context, g Guard, db int, rq *codec.Requ
 // in resp (a database out of range).
 func (r *Runtime) storeOp(ctx context.Context, db int, rq *codec.Request, resp *codec.Response) (store.Op, bool) {
 	if rq.Kind == codec.ReqRecords && rq.OtherDB {
-		db = int(rq.DB)
+		db = requestDB(db, rq)
 		if r.cfg.Databases > 0 && db >= r.cfg.Databases {
 			failResponse(resp, codec.ParameterError, codec.ErrDBRange)
 			return store.Op{}, false
 		}
 	}
 	return store.Op{Ctx: ctx, DB: db, Req: rq, Resp: resp}, true
+}
+
+// requestDB is the database a records request rq runs in for a command in
+// db: its own when it addresses another (MOVE, COPY ... DB).
+func requestDB(db int, rq *codec.Request) int {
+	if rq.OtherDB {
+		return int(rq.DB)
+	}
+	return db
 }
 
 // failResponse answers a request that did not run with code and msg.

@@ -162,14 +162,6 @@ func lostRace(call *codec.Call, code codec.Code) bool {
 	return false
 }
 
-// requestDB is the database rq runs in for a command in db.
-func requestDB(db int, rq *codec.Request) int {
-	if rq.OtherDB {
-		return int(rq.DB)
-	}
-	return db
-}
-
 // noteLost records the key of the first call of rq (run in db) that lost a
 // race, if any: the command's later requests on it go through its gate.
 func (c *call) noteLost(db int, rq *codec.Request, resp *codec.Response) {

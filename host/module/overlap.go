@@ -249,17 +249,7 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 			settle(k, wait)
 		}
 		// Gates handed over meanwhile: those commands go in the next round.
-		for gated > 0 {
-			select {
-			case k := <-w.grant:
-				gated--
-				pends[k].c.gateGranted()
-				waiting = append(waiting, k)
-				continue
-			default:
-			}
-			break
-		}
+		waiting = w.takeGrants(pends, waiting, &gated)
 	}
 	for k := range items {
 		out = append(out, replies[k]...)
@@ -282,25 +272,13 @@ func (w *window) awaitGates(gs *gates, pends []pend, waiting []int, gated *int) 
 	defer t.Stop()
 	select {
 	case k := <-w.grant:
-		*gated--
-		pends[k].c.gateGranted()
-		return append(waiting, k)
+		return w.granted(pends, waiting, gated, k)
 	case <-t.C:
 	}
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	// Sends happen under gs.mu: what was handed over is in w.grant now.
-	for {
-		select {
-		case k := <-w.grant:
-			*gated--
-			pends[k].c.gateGranted()
-			waiting = append(waiting, k)
-			continue
-		default:
-		}
-		break
-	}
+	waiting = w.takeGrants(pends, waiting, gated)
 	for k := range pends {
 		if c := pends[k].c; c != nil && c.gate.queued && gs.withdraw(c.gate.hot, gateWaiter{ch: w.grant, id: k}) {
 			*gated--
@@ -309,4 +287,25 @@ func (w *window) awaitGates(gs *gates, pends []pend, waiting []int, gated *int) 
 		}
 	}
 	return waiting
+}
+
+// takeGrants appends to waiting the window's commands whose gates have
+// been handed over (their sends are in w.grant), without waiting.
+func (w *window) takeGrants(pends []pend, waiting []int, gated *int) []int {
+	for *gated > 0 {
+		select {
+		case k := <-w.grant:
+			waiting = w.granted(pends, waiting, gated, k)
+		default:
+			return waiting
+		}
+	}
+	return waiting
+}
+
+// granted takes command k, queued for a gate, on as the gate's holder.
+func (w *window) granted(pends []pend, waiting []int, gated *int, k int) []int {
+	*gated--
+	pends[k].c.gateGranted()
+	return append(waiting, k)
 }

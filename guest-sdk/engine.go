@@ -103,7 +103,7 @@ func (e *engine) newCtx() *Ctx {
 
 func (e *engine) release(c *Ctx) {
 	c.next = nil
-	c.pending = false
+	c.pending, c.final = false, nil
 	c.blocked, c.blockOn = false, nil
 	c.res = &c.noRes // let go of the host's buffers
 	c.ownSt.Args = nil
@@ -244,9 +244,10 @@ func (e *engine) runBatch(msg []byte, i, n int) (next int, ans []byte) {
 			continue
 		}
 		out := e.run(c)
-		if out[0] == codec.StatusBlock {
-			// The command blocks: it has ended here, and so has the batch,
-			// since the commands after it wait for it.
+		if out[0] == codec.StatusBlock || out[0] == codec.StatusFinal {
+			// The command blocks, or ends with a final answer: it has
+			// ended here, and so has the batch, since the commands after
+			// it wait for its reply.
 			e.release(c)
 			return i, out
 		}
@@ -285,7 +286,7 @@ func (c *Ctx) own() {
 		hdrs = append(hdrs, buf[off:len(buf):len(buf)])
 	}
 	c.argBuf, c.argHdrs = buf, hdrs
-	c.ownSt = codec.Start{Proto: c.st.Proto, DB: c.st.DB, Cmd: c.st.Cmd, ClientID: c.st.ClientID, Now: c.st.Now, Args: hdrs}
+	c.ownSt = codec.Start{Proto: c.st.Proto, Restart: c.st.Restart, DB: c.st.DB, Cmd: c.st.Cmd, ClientID: c.st.ClientID, Now: c.st.Now, Args: hdrs}
 	c.st = &c.ownSt
 }
 
@@ -358,7 +359,7 @@ func (c *Ctx) requestFailed() {
 		c.w.Error("ERR respike: malformed store response")
 		return
 	}
-	c.w.Error(backendError(c.res.Code, c.res.Msg))
+	c.w.Error(codec.RequestErrorText(c.res.Code, c.res.Msg))
 }
 
 func (c *Ctx) resetReply() { c.w.Buf = append(c.w.Buf[:0], codec.StatusDone) }
@@ -380,7 +381,7 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 		}
 	}()
 	if out = e.run(c); out[0] != codec.StatusPending {
-		e.release(c) // replied, or blocked: the command is over here
+		e.release(c) // replied, blocked or final: the command is over here
 	}
 	returned = true
 	return out
@@ -395,6 +396,7 @@ func (e *engine) run(c *Ctx) []byte {
 		c.req.Kind = 0
 		c.req.OtherDB, c.req.DB = false, 0
 		c.req.Calls = c.req.Calls[:0]
+		c.final = nil
 		step(c)
 		if !c.pending {
 			if c.blocked {
@@ -407,6 +409,13 @@ func (e *engine) run(c *Ctx) []byte {
 		}
 		res, ok := e.execInline(c)
 		if !ok {
+			if c.final != nil {
+				// The host answers from the store's result by the
+				// recipe: the command ends here (the caller releases c;
+				// the answer's request stays intact until the host has
+				// read it, before its next call).
+				return c.finalAnswer()
+			}
 			c.own()
 			return c.pendingAnswer()
 		}
@@ -435,7 +444,7 @@ func (c *Ctx) blockAnswer() []byte {
 // panicked ends a command whose step panicked with an error reply.
 func (e *engine) panicked(c *Ctx, r any) []byte {
 	c.resetReply()
-	c.pending, c.blocked = false, false
+	c.pending, c.blocked, c.final = false, false, nil
 	c.w.Error("ERR module panic: " + panicText(r))
 	if debugPanics {
 		// runtime.Stack, not runtime/debug: that imports fmt and os.
@@ -465,21 +474,6 @@ func doneError(msg string) []byte {
 	errBuf = append(errBuf, msg...)
 	errBuf = append(errBuf, '\r', '\n')
 	return errBuf
-}
-
-// backendError is the reply for a request the store could not run.
-func backendError(code codec.Code, msg string) string {
-	switch code {
-	case codec.ParameterError:
-		if msg == codec.ErrDBRange {
-			return msg
-		}
-	case codec.BackendUnavail:
-		return "ERR backend unavailable: " + msg
-	case codec.Timeout:
-		return "ERR backend timeout: " + msg
-	}
-	return "ERR backend error (code " + strconv.Itoa(int(code)) + "): " + msg
 }
 
 // panicText is a recovered panic value as fmt's %v would print it, for the

@@ -28,6 +28,17 @@ func (c *Ctx) pendingAnswer() []byte {
 	return codec.AppendRequest(c.reqBuf, &c.req)
 }
 
+// finalAnswer is the answer of a command that ends with a final answer:
+// natively, the status, the recipe's length (u32) and the recipe, then the
+// encoded request (sdktest reads it so).
+func (c *Ctx) finalAnswer() []byte {
+	r := c.final.Bytes()
+	c.reqBuf = append(c.reqBuf[:0], codec.StatusFinal)
+	c.reqBuf = binary.LittleEndian.AppendUint32(c.reqBuf, uint32(len(r)))
+	c.reqBuf = append(c.reqBuf, r...)
+	return codec.AppendRequest(c.reqBuf, &c.req)
+}
+
 // replyHost sends b, the reply of the batch's next command, to the native
 // test host's hook (sdktest); wasm.go's calls the real host.
 func replyHost(b []byte) {

@@ -128,6 +128,9 @@ type Ctx struct {
 	next    Step
 	pending bool
 	vals    []Value
+	// final is the recipe of the step's request when it was sent with
+	// ExecFinal.
+	final *codec.Recipe
 
 	// A step that called Block: the keys and the timeout of the answer.
 	blocked  bool
@@ -236,6 +239,33 @@ func (c *Ctx) Exec(next Step) {
 	c.req.Kind = codec.ReqRecords
 	c.submit(next)
 }
+
+// ExecFinal is Exec for a command whose reply follows from the request's
+// outcome by recipe r (a codec.Recipe built once, in a var): where the
+// store waits (Aerospike), the command ends here, and the host answers the
+// client from the store's result by r, without entering the module again
+// (docs/abi.md, "Final answers"); where the host runs the request at once
+// (the embedded store), next runs with the results, as after Exec. So next
+// must reply exactly as r says, for every outcome: test both paths
+// (sdktest.Host.Inline true and false).
+//
+// A rule of r may restart the command (codec.Recipe.Restart): the command
+// then runs again from its first step, where Restarted reports true, and
+// may take another way. Call ExecFinal last in a step; a command that has
+// more steps to take after the request uses Exec.
+func (c *Ctx) ExecFinal(r *codec.Recipe, next Step) {
+	if r == nil {
+		panic("sdk: ExecFinal without a recipe")
+	}
+	c.Exec(next)
+	c.final = r
+}
+
+// Restarted reports whether this run of the command is a restart that a
+// recipe asked for (codec.Recipe.Restart): the command's earlier run ended
+// with a final answer whose call failed with a code the recipe restarts
+// on, and had no effect.
+func (c *Ctx) Restarted() bool { return c.st.Restart != 0 }
 
 // ExecDB is Exec in database db instead of the connection's (MOVE, COPY
 // ... DB). A db the server does not have fails the request as a whole:

@@ -125,6 +125,16 @@ func (c *Ctx) pendingAnswer() []byte {
 	return c.reqBuf
 }
 
+// finalAnswer is the answer of a command that ends with a final answer
+// (ExecFinal): the status, the request's address and the recipe; the host
+// reads both before it calls into the instance again.
+func (c *Ctx) finalAnswer() []byte {
+	c.reqBuf = append(c.reqBuf[:0], codec.StatusFinal, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(c.reqBuf[1:], uint32(uintptr(unsafe.Pointer(&c.req))))
+	c.reqBuf = append(c.reqBuf, c.final.Bytes()...)
+	return c.reqBuf
+}
+
 // takeInline handles the rarer answers of hostExec: 0, the host answers
 // through resume; -n, the response needs n bytes.
 func takeInline(n int32) ([]byte, bool) {

@@ -14,12 +14,12 @@ func init() {
 		Name: "incr", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
 		Group: "string", Since: "1.0.0",
 		Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
-		Run:     func(c *sdk.Ctx) { c.N[0] = 1; incrAdd(c) },
+		Run:     func(c *sdk.Ctx) { c.N[0] = 1; incrStart(c) },
 	}, sdk.Command{
 		Name: "decr", Arity: 2, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
 		Group: "string", Since: "1.0.0",
 		Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
-		Run:     func(c *sdk.Ctx) { c.N[0] = -1; incrAdd(c) },
+		Run:     func(c *sdk.Ctx) { c.N[0] = -1; incrStart(c) },
 	}, sdk.Command{
 		Name: "incrby", Arity: 3, Flags: flags, FirstKey: 1, LastKey: 1, Step: 1,
 		Group: "string", Since: "1.0.0",
@@ -48,7 +48,7 @@ func runIncrBy(c *sdk.Ctx) {
 		return
 	}
 	c.N[incrDelta] = n
-	incrAdd(c)
+	incrStart(c)
 }
 
 func runDecrBy(c *sdk.Ctx) {
@@ -62,6 +62,17 @@ func runDecrBy(c *sdk.Ctx) {
 		return
 	}
 	c.N[incrDelta] = -n
+	incrStart(c)
+}
+
+// incrStart begins the command: at the fast path, or, when the host runs
+// the command again because the fast path's add found the value stored as
+// bytes (incrRecipe's restart), at the read.
+func incrStart(c *sdk.Ctx) {
+	if c.Restarted() {
+		incrReadValue(c)
+		return
+	}
 	incrAdd(c)
 }
 
@@ -70,11 +81,32 @@ func runDecrBy(c *sdk.Ctx) {
 // result back. It fails with BinTypeError when the value is stored as bytes
 // ("10" built by APPEND, or "abc"); incrRead then takes over.
 func incrAdd(c *sdk.Ctx) {
+	incrAddCall(c)
+	c.ExecFinal(incrRecipe, incrAdded)
+}
+
+// incrAddCall adds the fast path's call to the request.
+func incrAddCall(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeString).TTLKeep().
 		Add(codec.BinValue, codec.Int(c.N[incrDelta])).
 		Put(codec.BinType, tagString).
 		Get(codec.BinValue)
-	c.Exec(incrAdded)
+}
+
+// incrRecipe is incrAdded as a recipe (sdk.Ctx.ExecFinal): where the store
+// waits, the host answers the fast path by it. A value stored as bytes
+// fails the add with no effect, and the command runs again from the
+// start, where incrStart takes the read path.
+var incrRecipe = codec.NewRecipe(0).
+	Int(codec.OK, 2).
+	Restart(codec.BinTypeError).
+	Error(codec.Overflow, errOverflow).
+	Error(codec.FilteredOut, kit.WrongType)
+
+// incrReadValue reads the value for incrRead.
+func incrReadValue(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
+	c.Exec(incrRead)
 }
 
 func incrAdded(c *sdk.Ctx) {
@@ -83,8 +115,7 @@ func incrAdded(c *sdk.Ctx) {
 	case codec.OK:
 		c.Reply().Int(r.Value(2).Int)
 	case codec.BinTypeError:
-		c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
-		c.Exec(incrRead)
+		incrReadValue(c)
 	case codec.Overflow:
 		c.Error(errOverflow)
 	case codec.FilteredOut:
@@ -150,10 +181,15 @@ func incrWritten(c *sdk.Ctx) {
 	}
 }
 
+// incrRetry starts over at the fast path, whose outcome this step then
+// handles (Exec, not ExecFinal): a restart for every lost race would run
+// the command from the start many times under contention, where one
+// command's steps loop within kit.RetryFor.
 func incrRetry(c *sdk.Ctx) {
 	if !kit.Again(c) {
 		c.Error(kit.Contention)
 		return
 	}
-	incrAdd(c)
+	incrAddCall(c)
+	c.Exec(incrAdded)
 }

@@ -71,9 +71,16 @@ func runSet(c *sdk.Ctx) {
 		call := c.Record(key).Exists(exists)
 		setTTL(call, flags, at)
 		call.Put(codec.BinType, tagString).Put(codec.BinValue, kit.StrValue(val))
-		c.Exec(setDone)
+		c.ExecFinal(setRecipe, setDone)
 	}
 }
+
+// setRecipe is setDone as a recipe (sdk.Ctx.ExecFinal): where the store
+// waits, the host answers a SET without GET by it.
+var setRecipe = codec.NewRecipe(0).
+	OK(codec.OK).
+	Null(codec.Exists).
+	Null(codec.NotFound)
 
 // setTTL applies SET's expiry rule: an expiry sets it, KEEPTTL keeps it,
 // anything else clears it.

@@ -40,6 +40,7 @@ const (
 	sliceSize  = int(unsafe.Sizeof([]byte(nil)))
 
 	offStartProto  = int(unsafe.Offsetof(Start{}.Proto))
+	offStartRst    = int(unsafe.Offsetof(Start{}.Restart))
 	offStartDB     = int(unsafe.Offsetof(Start{}.DB))
 	offStartCmd    = int(unsafe.Offsetof(Start{}.Cmd))
 	offStartClient = int(unsafe.Offsetof(Start{}.ClientID))
@@ -94,6 +95,7 @@ func AppendStart(dst []byte, base uint64, s *Start) []byte {
 	h := (*[startSize]byte)(b)
 	*h = [startSize]byte{}
 	h[offStartProto] = s.Proto
+	h[offStartRst] = s.Restart
 	binary.LittleEndian.PutUint16(h[offStartDB:], s.DB)
 	binary.LittleEndian.PutUint32(h[offStartCmd:], s.Cmd)
 	binary.LittleEndian.PutUint64(h[offStartClient:], s.ClientID)

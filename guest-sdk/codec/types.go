@@ -26,7 +26,12 @@ import "strconv"
 // 6 adds guest logs (the import respike.log); modules of versions 3 to 5
 // do not import it. A host that speaks only 5 refuses a module of version
 // 6 by its version.
-const ABIVersion = 6
+//
+// 7 adds final answers (StatusFinal, see final.go) and Start.Restart.
+// Modules of versions 3 to 6 never give one and run unchanged; a host
+// that speaks only 6 refuses a module of version 7 by its version, rather
+// than answering an error the first time a command ends with one.
+const ABIVersion = 7
 
 // MinABIVersion is the oldest module ABI the host still runs.
 const MinABIVersion = 3
@@ -653,8 +658,13 @@ type Response struct {
 
 // Start is the message that starts a command on a guest.
 type Start struct {
-	Proto uint8  // 2 or 3: the RESP version of the connection
-	DB    uint16 // the connection's selected database
+	Proto uint8 // 2 or 3: the RESP version of the connection
+	// Restart (ABI 7) counts the times the host ran the command again
+	// from the start because a final answer's recipe said so
+	// (ActRestart); 0 on its first run. It sits in what was padding, so
+	// the layout older modules read is unchanged.
+	Restart uint8
+	DB      uint16 // the connection's selected database
 	// Cmd is the command's position in the module's manifest plus one, so
 	// the guest needs no name lookup; 0 when unknown (look Args[0] up).
 	Cmd      uint32
@@ -676,6 +686,7 @@ const (
 	// (see AppendBlock for what follows the byte). The command has ended on
 	// the guest's side; a write makes the host run it again from the start.
 	StatusBlock byte = 3
+	// StatusFinal (ABI 7) is declared in final.go.
 )
 
 // CommandInfo is a module's description of one command (its manifest entry).

@@ -125,16 +125,22 @@ func (h *Host) DoRaw(args ...[]byte) []byte {
 	if h.now != nil {
 		now = h.now
 	}
-	start := codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1,
-		Now: now().UnixNano(), Args: args})
+	st := codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB), Cmd: cmd, ClientID: 1,
+		Now: now().UnixNano(), Args: args}
 	h.Blocked = nil
-	out := hook.Start(start)
+	out := hook.Start(codec.NewStart(&st))
 	for {
 		switch out[0] {
 		case codec.StatusDone:
 			return append([]byte(nil), out[1:]...)
 		case codec.StatusBlock:
 			return h.blocked(out)
+		case codec.StatusFinal:
+			reply, restart := h.final(ctx, out)
+			if !restart {
+				return reply
+			}
+			out = h.restart(&st)
 		case codec.StatusPending:
 			handle := binary.LittleEndian.Uint32(out[1:5])
 			res := h.exec(ctx, out[5:])
@@ -175,6 +181,21 @@ func (h *Host) Pipeline(cmds ...[]string) []string {
 		before := len(replies)
 		out := hook.Batch(codec.NewBatch(starts))
 		for len(out) > 0 {
+			if out[0] == codec.StatusDone { // a restarted command's
+				replies = append(replies, Format(out[1:]))
+				break
+			}
+			if out[0] == codec.StatusFinal {
+				// The batch ended at a command that ended with a final
+				// answer: the host answers it by its recipe.
+				reply, restart := h.final(ctx, out)
+				if restart {
+					out = h.restart(&starts[len(replies)-before])
+					continue
+				}
+				replies = append(replies, Format(reply))
+				break
+			}
 			if out[0] == codec.StatusBlock {
 				// The batch ended at a command that blocks: the client
 				// would get its timeout reply, if nothing wakes it.
@@ -225,8 +246,10 @@ func (h *Host) Lockstep(cmds ...[]string) []string {
 		i      int
 		handle uint32
 		req    []byte
+		recipe []byte // a final answer's
 	}
 	var round []waiting
+	starts := make([]codec.Start, len(cmds))
 	// settle records out, command i's answer, as its reply or as the
 	// request it waits on.
 	settle := func(i int, out []byte) {
@@ -236,7 +259,10 @@ func (h *Host) Lockstep(cmds ...[]string) []string {
 		case codec.StatusBlock:
 			replies[i] = Format(h.blocked(out))
 		case codec.StatusPending:
-			round = append(round, waiting{i, binary.LittleEndian.Uint32(out[1:5]), append([]byte(nil), out[5:]...)})
+			round = append(round, waiting{i, binary.LittleEndian.Uint32(out[1:5]), append([]byte(nil), out[5:]...), nil})
+		case codec.StatusFinal:
+			n := 5 + binary.LittleEndian.Uint32(out[1:5])
+			round = append(round, waiting{i, 0, append([]byte(nil), out[n:]...), append([]byte(nil), out[5:n]...)})
 		default:
 			panic(fmt.Sprintf("sdktest: bad status byte %d", out[0]))
 		}
@@ -246,21 +272,72 @@ func (h *Host) Lockstep(cmds ...[]string) []string {
 		for j, a := range args {
 			b[j] = []byte(a)
 		}
-		settle(i, hook.Start(codec.NewStart(&codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB),
-			Cmd: h.cmdIndex(args[0]), ClientID: uint64(i + 1), Now: now().UnixNano(), Args: b})))
+		starts[i] = codec.Start{Proto: uint8(h.Proto), DB: uint16(h.DB),
+			Cmd: h.cmdIndex(args[0]), ClientID: uint64(i + 1), Now: now().UnixNano(), Args: b}
+		settle(i, hook.Start(codec.NewStart(&starts[i])))
 	}
 	for len(round) > 0 {
 		this := round
 		round = nil
 		results := make([][]byte, len(this))
+		finals := make([]bool, len(this)) // a final answer's reply, or its restart
 		for k, w := range this {
+			if w.recipe != nil {
+				reply, restart := h.runFinal(ctx, w.recipe, w.req)
+				results[k], finals[k] = reply, restart
+				continue
+			}
 			results[k] = append([]byte(nil), h.exec(ctx, w.req)...)
 		}
 		for k, w := range this {
-			settle(w.i, hook.Resume(w.handle, results[k]))
+			switch {
+			case w.recipe != nil && finals[k]:
+				settle(w.i, h.restart(&starts[w.i]))
+			case w.recipe != nil:
+				replies[w.i] = Format(results[k])
+			default:
+				settle(w.i, hook.Resume(w.handle, results[k]))
+			}
 		}
 	}
 	return replies
+}
+
+// final runs the request of out, a command's final answer (natively: the
+// status, the recipe's length and the recipe, then the encoded request),
+// as the daemon does, and returns the reply by the recipe, or restart
+// true when the recipe says to run the command again.
+func (h *Host) final(ctx context.Context, out []byte) (reply []byte, restart bool) {
+	n := 5 + binary.LittleEndian.Uint32(out[1:5])
+	return h.runFinal(ctx, out[5:n], out[n:])
+}
+
+// runFinal checks recipe against the encoded request req, runs req and
+// applies the recipe, in the connection's protocol.
+func (h *Host) runFinal(ctx context.Context, recipe, req []byte) (reply []byte, restart bool) {
+	if err := h.dec.DecodeRequest(req, &h.req); err != nil {
+		panic("sdktest: the module sent a malformed request: " + err.Error())
+	}
+	var p codec.ParsedRecipe
+	if err := codec.ParseRecipe(recipe, &h.req, &p); err != nil {
+		panic("sdktest: the module sent a malformed recipe")
+	}
+	db := h.DB
+	if h.req.OtherDB {
+		db = int(h.req.DB)
+	}
+	h.Store.Exec(ctx, db, &h.req, &h.resp)
+	return p.Apply(nil, h.Proto, &h.resp)
+}
+
+// restart runs the command of st again from the start, as the daemon does
+// when a final answer's recipe says so, and returns its answer.
+func (h *Host) restart(st *codec.Start) []byte {
+	if st.Restart == 255 {
+		panic("sdktest: a command restarted 255 times")
+	}
+	st.Restart++
+	return hook.Start(codec.NewStart(st))
 }
 
 // setInline connects the engine's inline store path to this host's store,

@@ -151,6 +151,11 @@ type Stats struct {
 	// contention gate (gate.go): requests of commands that had lost a
 	// race for the key, while another such command held it.
 	GateWaits int64
+	// Finals counts commands that ended with a final answer
+	// (codec.StatusFinal): the host answered them from the store's result
+	// by their recipe, with no second entry into the module. Restarts
+	// counts those whose recipe ran them again from the start.
+	Finals, Restarts int64
 }
 
 // Runtime holds the loaded modules. Its methods are safe for concurrent use.

@@ -23,6 +23,11 @@ type call struct {
 	rq    codec.Request
 	resp  codec.Response
 
+	// A final answer's recipe (codec.StatusFinal): its bytes, copied out
+	// of guest memory, and parsed against rq.
+	recipeBuf []byte
+	recipe    codec.ParsedRecipe
+
 	// A batch in the guest call (runBatch): its commands, the output the
 	// guest's replies are appended to (hostReply), and how many replied.
 	items  []Item
@@ -64,6 +69,9 @@ func (r *Runtime) putCall(c *call) {
 var (
 	errClosed = []byte("-ERR module runtime closed\r\n")
 	errGone   = []byte("-ERR command cancelled: the client went away\r\n")
+	// errUnloaded answers a command whose module went between its lookup
+	// and its run.
+	errUnloaded = []byte("-ERR unknown command, its module was unloaded\r\n")
 )
 
 // Exec runs cmd with start (Args[0] is the name as the client sent it) and
@@ -106,11 +114,15 @@ type pend struct {
 	in  *instance
 	c   *call
 	blk *Block
+	// start is the command's start message, for a restart (a final
+	// answer's recipe runs the command again: restart).
+	start *codec.Start
 
 	turn     func() // gives back a suspect module's turn (Runtime.turn), or nil
 	held     bool   // whether this command holds a reference on v
 	detached bool   // whether c left the slot with the command
 	wrote    bool   // whether a request that writes was sent: finish, whatever the client does
+	final    bool   // the request in c ends the command: its reply is c.recipe's (after)
 	keep     bool   // the slot stays locked through the store I/O (v is closing)
 	gateOK   bool   // it may wait for a contention gate on this goroutine (gateWait)
 	handle   uint32 // the continuation
@@ -135,25 +147,9 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 		}
 		p.turn = done
 	}
-	var v *version
-	var s *slot
-	for tries := 0; ; tries++ {
-		v, _ = cmd.impl.(*version)
-		if v == nil || tries == 3 {
-			return append(out, errClosed...), false
-		}
-		var err error
-		if s, err = v.acquire(ctx, uint32(start.ClientID)); err != nil {
-			return append(out, errGone...), false
-		}
-		if !v.closing.Load() {
-			break
-		}
-		s.unlock()
-		// cmd was looked up just before its module was swapped or unloaded.
-		if cmd = r.Lookup([]byte(cmd.Info.Name)); cmd == nil {
-			return append(out, "-ERR unknown command, its module was unloaded\r\n"...), false
-		}
+	cmd, v, s, refused := r.slotFor(ctx, cmd, start)
+	if refused != nil {
+		return append(out, refused...), false
 	}
 	// The command's call state is the slot's while it holds the slot; a
 	// command that lets go of the slot to wait takes it along (detach).
@@ -165,6 +161,7 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 	c.ctx, c.db = ctx, int(start.DB)
 	c.gate = gateState{}
 	start.Cmd = cmd.index + 1
+	start.Restart = 0 // a first run (the caller may reuse its Start)
 	if start.Now == 0 {
 		start.Now = time.Now().UnixNano()
 	}
@@ -177,8 +174,32 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 		return append(out, errorReply(v.name, err.Error())...), false
 	}
 	packed, err := r.step(in, c, false, 0)
-	p.ctx, p.g, p.cmd, p.v, p.s, p.in, p.c, p.blk = ctx, guardOf(ctx), cmd, v, s, in, c, blk
+	p.ctx, p.g, p.cmd, p.v, p.s, p.in, p.c, p.blk, p.start = ctx, guardOf(ctx), cmd, v, s, in, c, blk, start
 	return p.answer(packed, err, out)
+}
+
+// slotFor locks a slot of the version serving cmd, or of the version that
+// replaced it when that one is closing, and returns the command as that
+// version serves it; refused is the reply when there is none.
+func (r *Runtime) slotFor(ctx context.Context, cmd *Command, start *codec.Start) (_ *Command, _ *version, _ *slot, refused []byte) {
+	for tries := 0; ; tries++ {
+		v, _ := cmd.impl.(*version)
+		if v == nil || tries == 3 {
+			return nil, nil, nil, errClosed
+		}
+		s, err := v.acquire(ctx, uint32(start.ClientID))
+		if err != nil {
+			return nil, nil, nil, errGone
+		}
+		if !v.closing.Load() {
+			return cmd, v, s, nil
+		}
+		s.unlock()
+		// cmd was looked up just before its module was swapped or unloaded.
+		if cmd = r.Lookup([]byte(cmd.Info.Name)); cmd == nil {
+			return nil, nil, nil, errUnloaded
+		}
+	}
 }
 
 // complete takes a command from the answer of its first guest call
@@ -186,8 +207,8 @@ func (r *Runtime) begin(p *pend, ctx context.Context, cmd *Command, start *codec
 // waits on, with no instance held, resumes it, appends its reply to out
 // and unlocks s. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
-func (r *Runtime) complete(ctx context.Context, cmd *Command, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
-	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, v: v, s: s, in: in, c: c, blk: blk, gateOK: true}
+func (r *Runtime) complete(ctx context.Context, cmd *Command, start *codec.Start, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
+	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, start: start, v: v, s: s, in: in, c: c, blk: blk, gateOK: true}
 	out, wait := p.answer(packed, err, out)
 	return p.finish(out, wait)
 }
@@ -199,7 +220,7 @@ func (p *pend) finish(out []byte, wait bool) []byte {
 		p.gateWait()
 		p.r.storeExec(p.ctx, p.g, p.c.db, &p.c.rq, &p.c.resp)
 		p.c.noteLost(p.c.db, &p.c.rq, &p.c.resp)
-		out, wait = p.resumed(out)
+		out, wait = p.after(out)
 	}
 	p.release()
 	return out
@@ -235,7 +256,8 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 		return out, false
 	}
 	ans, ok := in.answer(packed)
-	if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && ans[0] != codec.StatusBlock && (ans[0] != codec.StatusPending || len(ans) < 5) {
+	if !ok || len(ans) == 0 || ans[0] != codec.StatusDone && ans[0] != codec.StatusBlock &&
+		(ans[0] != codec.StatusPending || len(ans) < 5) && (ans[0] != codec.StatusFinal || v.abi < 7) {
 		s.unlock()
 		return append(out, errorReply(v.name, "malformed answer from the module")...), false
 	}
@@ -250,33 +272,53 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 		s.unlock()
 		return out, false
 	}
-	r.waits.Add(1)
-	p.handle = binary.LittleEndian.Uint32(ans[1:5])
-	p.gen = in.gen
-	in.pending++ // the continuation lives in the instance until resumed or cancelled
-	// keep is set when the version started closing: its close waits for
-	// this slot, so the command keeps it through the store I/O and
-	// finishes on it.
-	p.keep = false
-	if !p.held {
-		p.held = v.ref()
-		p.keep = !p.held
-	}
 	// Read the request out of guest memory now: once the slot is free
 	// another command may run on the instance and change it.
 	var rerr error
-	if len(ans) < 9 {
-		rerr = codec.ErrCorrupt
+	p.keep, p.final = false, ans[0] == codec.StatusFinal
+	if p.final {
+		// The command has ended on the guest's side: nothing of it is
+		// left in the instance, and the slot is let go at once. The
+		// recipe is copied out with the request.
+		r.finals.Add(1)
+		if len(ans) < 5 {
+			rerr = codec.ErrCorrupt
+		} else {
+			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[1:5])), c.req[:0])
+			c.recipeBuf = append(c.recipeBuf[:0], ans[5:]...)
+		}
 	} else {
-		c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
+		r.waits.Add(1)
+		p.handle = binary.LittleEndian.Uint32(ans[1:5])
+		p.gen = in.gen
+		in.pending++ // the continuation lives in the instance until resumed or cancelled
+		// keep is set when the version started closing: its close waits for
+		// this slot, so the command keeps it through the store I/O and
+		// finishes on it.
+		if !p.held {
+			p.held = v.ref()
+			p.keep = !p.held
+		}
+		if len(ans) < 9 {
+			rerr = codec.ErrCorrupt
+		} else {
+			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[5:9])), c.req[:0])
+		}
 	}
 	if !p.keep {
-		// The slot's next command gets a call state of its own.
-		s.call, p.detached = r.getCall(), true
+		if !p.detached {
+			// The slot's next command gets a call state of its own.
+			s.call, p.detached = r.getCall(), true
+		}
 		s.unlock()
 	}
 	if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 		return p.gone(errorReply(v.name, "malformed store request"), out), false
+	}
+	if p.final && codec.ParseRecipe(c.recipeBuf, &c.rq, &c.recipe) != nil {
+		// Checked before the request runs: a malformed recipe changes
+		// nothing.
+		return p.gone(errorReply(v.name, "malformed recipe in a final answer"), out), false
 	}
 	if !p.wrote {
 		// Nothing written yet: a command whose client went away
@@ -295,13 +337,71 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 // gone ends a waiting command early with reply; its continuation is
 // cancelled when the slot is next free (or goes with the closing instance).
 func (p *pend) gone(reply, out []byte) []byte {
-	if p.keep {
+	switch {
+	case p.final:
+		// Nothing of the command is left in the instance.
+	case p.keep:
 		p.in.pending-- // abandoned: the closing version takes it along
 		p.s.unlock()
-	} else {
+	default:
 		p.s.cancelLater(p.gen, p.handle)
 	}
 	return append(out, reply...)
+}
+
+// after takes the command on once its request's response is in p.c.resp:
+// it resumes the guest (resumed), or answers a final answer by its recipe,
+// with no guest call, unless the recipe restarts the command.
+func (p *pend) after(out []byte) ([]byte, bool) {
+	if !p.final {
+		return p.resumed(out)
+	}
+	if p.ctx.Err() != nil {
+		return append(out, errGone...), false // nothing written: p.ctx ignores cancellation after a write
+	}
+	c := p.c
+	out, restart := c.recipe.Apply(out, int(p.start.Proto), &c.resp)
+	if !restart {
+		return out, false
+	}
+	return p.restart(out)
+}
+
+// maxRestarts bounds how often a final answer's recipe may run one command
+// again (codec.Start.Restart is a byte).
+const maxRestarts = 255
+
+// restart runs the command again from the start, as its final answer's
+// recipe says (codec.ActRestart), on the version serving it now, with
+// Start.Restart counting the restarts. Its call state goes on: a
+// contention gate it holds or queues for (gate.go) stays its.
+func (p *pend) restart(out []byte) ([]byte, bool) {
+	r, st, c := p.r, p.start, p.c
+	if st.Restart >= maxRestarts {
+		return append(out, errorReply(p.v.name, "a final answer restarted the command too often")...), false
+	}
+	st.Restart++
+	r.restarts.Add(1)
+	if p.held {
+		// Nothing of the command is left in its instance (a final answer
+		// ended it there): it needs no reference on its version.
+		p.v.unref()
+		p.held = false
+	}
+	cmd, v, s, refused := r.slotFor(p.ctx, p.cmd, st)
+	if refused != nil {
+		return append(out, refused...), false
+	}
+	in, err := s.ready()
+	if err != nil {
+		s.unlock()
+		return append(out, errorReply(v.name, err.Error())...), false
+	}
+	c.start = st
+	st.Cmd = cmd.index + 1
+	p.cmd, p.v, p.s, p.in = cmd, v, s, in
+	packed, err := r.step(in, c, false, 0)
+	return p.answer(packed, err, out)
 }
 
 // resumed takes the command on once its request's response is in p.c.resp:
@@ -450,6 +550,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 	for i := range items {
 		st := &items[i].Start
 		st.Cmd = items[i].Cmd.index + 1
+		st.Restart = 0
 		if st.Now == 0 {
 			if now == 0 {
 				now = time.Now().UnixNano()
@@ -504,7 +605,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 	}
 	// items[k] waits on the store, or blocks: it completes on its own, then
 	// the rest of the batch goes in a new call.
-	out = r.complete(ctx, items[k].Cmd, v, s, in, c, packed, nil, out, blk)
+	out = r.complete(ctx, items[k].Cmd, &items[k].Start, v, s, in, c, packed, nil, out, blk)
 	items[k].End = len(out)
 	return k + 1, true, out
 }

@@ -33,6 +33,7 @@ type version struct {
 	centry      *compiledEntry // holds compiled (compcache.go)
 	deadlineErr []byte         // the reply of a command that exceeded the deadline
 	batch       bool           // the module exports respike_batch
+	abi         uint32         // the module's ABI version (respike_abi)
 	ctr         *modCounters
 
 	slots   []*slot

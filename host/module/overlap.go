@@ -245,7 +245,7 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 			c := pends[k].c
 			c.noteLost(c.db, &c.rq, &c.resp)
 			var wait bool
-			replies[k], wait = pends[k].resumed(replies[k])
+			replies[k], wait = pends[k].after(replies[k])
 			settle(k, wait)
 		}
 		// Gates handed over meanwhile: those commands go in the next round.

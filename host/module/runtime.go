@@ -74,6 +74,7 @@ type Runtime struct {
 	// Stats counters.
 	loads, swaps, refusals, unloads, draining, waits atomic.Int64
 	gateWaits                                        atomic.Int64
+	finals, restarts                                 atomic.Int64
 	batches, batched                                 atomic.Int64
 	ctrs                                             sync.Map // module name → *modCounters
 }
@@ -344,6 +345,7 @@ func (r *Runtime) prepare(ctx context.Context, name, path string, bin []byte, su
 		return nil, fmt.Errorf("ABI version %d, this host speaks %d to %d: rebuild the module with a matching guest SDK",
 			uint32(abi), codec.MinABIVersion, codec.ABIVersion)
 	}
+	v.abi = uint32(abi)
 	packed, err := in.invoke(in.fManifest, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("respike_manifest: %s", failure(err))
@@ -579,6 +581,8 @@ func (r *Runtime) Stats() Stats {
 		Batches:   r.batches.Load(),
 		Batched:   r.batched.Load(),
 		GateWaits: r.gateWaits.Load(),
+		Finals:    r.finals.Load(),
+		Restarts:  r.restarts.Load(),
 	}
 }
 

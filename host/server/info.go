@@ -150,6 +150,8 @@ func (s *Server) infoSection(b *strings.Builder, name string, c *client) {
 			line("module_batches", st.Batches)
 			line("module_batched_commands", st.Batched)
 			line("module_gate_waits", st.GateWaits)
+			line("module_final_answers", st.Finals)
+			line("module_final_restarts", st.Restarts)
 		}
 		for _, m := range s.rt.Modules() {
 			v := fmt.Sprintf("name=%s,ver=%d,version=%s,path=%s,commands=%d,swaps=%d,load_usec=%d,traps=%d,deadline_kills=%d,guest_usec=%d",

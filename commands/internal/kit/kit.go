@@ -36,31 +36,10 @@ const MaxBuild = 16 << 20
 func StoreError(c *sdk.Ctx, r *codec.Result) { c.Error(StoreErrorText(r.Code, r.Msg)) }
 
 // StoreErrorText is the error text for a failed call: it names the code so an
-// operator can look it up, and says what the client can do.
-func StoreErrorText(code codec.Code, msg string) string {
-	var what string
-	switch code {
-	case codec.RecordTooBig:
-		what = "the value is too large for the store's record size limit"
-	case codec.Timeout:
-		what = "store timeout; the command may or may not have been applied"
-	case codec.BackendUnavail:
-		what = "store unavailable"
-	case codec.BackendError, codec.ServerError:
-		what = "store error"
-	case codec.ParameterError:
-		what = "the store refused a parameter"
-	case codec.InvalidOperation:
-		what = "the module sent an invalid request"
-	default:
-		what = "unexpected store result"
-	}
-	s := "ERR respike: " + what + " (code " + strconv.Itoa(int(code)) + ")"
-	if msg != "" {
-		s += ": " + msg
-	}
-	return s
-}
+// operator can look it up, and says what the client can do. It is
+// codec.StoreErrorText, which the host answers for a final answer's store
+// error too: one function, so the two never differ.
+func StoreErrorText(code codec.Code, msg string) string { return codec.StoreErrorText(code, msg) }
 
 // ParseInt parses b as Redis's string2ll does: optional '-', no '+', no
 // leading zeros (except "0" itself), no spaces, no "-0", within int64.

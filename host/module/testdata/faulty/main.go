@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 	"strconv"
+	"unsafe"
 
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
@@ -66,5 +67,64 @@ func init() {
 			}
 			c.Reply().OK()
 		}},
+		// fget is a get whose reply, where the store waits, the host
+		// gives by a recipe (a final answer); fgetnk is fget without
+		// declared keys, so a pipeline runs it in respike_batch.
+		sdk.Command{Name: "fget", Arity: 2, Flags: []string{"readonly"}, FirstKey: 1, LastKey: 1, Step: 1, Run: runFget},
+		sdk.Command{Name: "fgetnk", Arity: 2, Flags: []string{"readonly"}, Run: runFget},
+		// frestart gets its key; a missing key restarts the command,
+		// which then replies how it was run.
+		sdk.Command{Name: "frestart", Arity: 2, Run: func(c *sdk.Ctx) {
+			if c.Restarted() {
+				c.Reply().Bulk([]byte("restarted"))
+				return
+			}
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.ExecFinal(restartRecipe, replyValue)
+		}},
+		// floop restarts for as long as its key is missing.
+		sdk.Command{Name: "floop", Arity: 2, Run: func(c *sdk.Ctx) {
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.ExecFinal(restartRecipe, replyValue)
+		}},
+		// badrecipe n ends with a final answer whose recipe is malformed
+		// in way n (badRecipes).
+		sdk.Command{Name: "badrecipe", Arity: 2, Run: func(c *sdk.Ctx) {
+			n, _ := strconv.Atoi(string(c.Arg(1)))
+			c.Record([]byte("k")).Get(codec.BinValue)
+			c.ExecFinal(badRecipes[n], replyValue)
+		}},
 	)
+}
+
+func runFget(c *sdk.Ctx) {
+	c.Record(c.Arg(1)).Get(codec.BinValue)
+	c.ExecFinal(fgetRecipe, replyValue)
+}
+
+var (
+	fgetRecipe    = codec.NewRecipe(0).Value(codec.OK, 0).Null(codec.NotFound)
+	restartRecipe = codec.NewRecipe(0).Value(codec.OK, 0).Restart(codec.NotFound)
+)
+
+// badRecipes are malformed recipes for a request of one call of one op:
+// the builder refuses most of them, so the bytes are set by hand.
+var badRecipes = []*codec.Recipe{
+	codec.NewRecipe(1).Null(codec.OK),                    // 0: no call 1
+	codec.NewRecipe(0).Value(codec.OK, 1),                // 1: no op 1
+	raw(9, 0, 1, 0, 0, 0, 0, 3),                          // 2: unknown version
+	raw(1, 0, 1, 0, 0, 0, 0),                             // 3: a rule without its action
+	raw(1, 0, 1, 0, 0, 0, 0, 99),                         // 4: unknown action
+	raw(1, 0, 1, 0, 0, 0, 0, 6),                          // 5: restart on OK
+	raw(1, 0, 1, 0, 0, 0, 0, 4, 3, 0, '+', 'O', 'K'),     // 6: a reply without CRLF
+	raw(1, 0, 1, 0, 0, 0, 0, 3, 0),                       // 7: trailing bytes
+	raw(1, 0, 0),                                         // 8: no rule
+	raw(1, 0, 1, 0, 0, 0, 0, 4, 200, 0, '+', '\r', '\n'), // 9: a reply longer than the recipe
+}
+
+// raw is a recipe of the bytes b, which the builder would not make.
+func raw(b ...byte) *codec.Recipe {
+	r := codec.NewRecipe(0)
+	(*struct{ enc []byte })(unsafe.Pointer(r)).enc = b
+	return r
 }

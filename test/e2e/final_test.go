@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -83,6 +84,22 @@ func TestFinalAnswersThroughGoRedis(t *testing.T) {
 				}
 				if got, want := pipe(c), pipe(ref); got != want {
 					t.Errorf("pipeline: respike\n%s\nredis-server\n%s", got, want)
+				}
+				// The bytes too: go-redis reads RESP3's null and RESP2's
+				// $-1 alike.
+				rref, rc := raw(t, rs.Addr), raw(t, addr)
+				do(t, rref, "HELLO", strconv.Itoa(proto))
+				do(t, rc, "HELLO", strconv.Itoa(proto))
+				for _, args := range finalScript {
+					words := make([]string, len(args))
+					for i, a := range args {
+						words[i] = a.(string)
+					}
+					if words[0] == "GET" || words[0] == "SET" || words[0] == "INCR" {
+						if got, want := do(t, rc, words...), do(t, rref, words...); got != want {
+							t.Errorf("%v: respike %q, redis-server %q", words, got, want)
+						}
+					}
 				}
 				if name == "resume" || os.Getenv("RESPIKE_TEST_AEROSPIKE") != "" || os.Getenv("RESPIKE_TEST_NOINLINE") != "" {
 					if after := clientInfo(t, c, "modules", "module_final_answers"); after-before < int64(len(finalScript))/2 {

@@ -176,12 +176,12 @@ func wholeDone(c *sdk.Ctx) {
 
 func runHLen(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapSize(codec.BinValue)
-	c.Exec(kit.IntDone)
+	c.ExecFinal(kit.IntRecipe, kit.IntDone)
 }
 
 func runHExists(c *sdk.Ctx) {
 	keys := c.Values(1)
 	keys[0] = codec.Bytes(c.Arg(2))
 	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys)
-	c.Exec(kit.IntDone)
+	c.ExecFinal(kit.IntRecipe, kit.IntDone)
 }

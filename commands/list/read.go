@@ -27,7 +27,7 @@ func init() {
 
 func runLLen(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeList).ListSize(bin)
-	c.Exec(kit.IntDone)
+	c.ExecFinal(kit.IntRecipe, kit.IntDone)
 }
 
 // runLIndex reads a range of one item: an index out of range selects

@@ -35,12 +35,12 @@ func init() {
 
 func runSCard(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapSize(codec.BinValue)
-	c.Exec(kit.IntDone)
+	c.ExecFinal(kit.IntRecipe, kit.IntDone)
 }
 
 func runSIsMember(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeSet).MapGetByKeys(codec.BinValue, codec.ReturnCount, keys(c, 2))
-	c.Exec(kit.IntDone)
+	c.ExecFinal(kit.IntRecipe, kit.IntDone)
 }
 
 // runSMIsMember reads which of the members exist; the store answers them in

@@ -113,7 +113,7 @@ func incrAdded(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		c.Reply().Int(r.Value(2).Int)
+		c.Reply().Int(kit.IntOf(r.Value(2))) // as incrRecipe's Int reads it
 	case codec.BinTypeError:
 		incrReadValue(c)
 	case codec.Overflow:

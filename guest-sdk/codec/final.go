@@ -42,7 +42,8 @@ import (
 //	ActValue       u8 op   the op's value as a bulk string (bytes as they are, an
 //	                       integer in decimal, a float in Go's shortest 'g' form,
 //	                       anything else the empty string)
-//	ActInt         u8 op   the op's value's Int as an integer reply
+//	ActInt         u8 op   the op's value as an integer reply when it is an
+//	                       integer, else 0
 //	ActNull        –       the null reply: $-1 in RESP2, _ in RESP3
 //	ActReply       u16 n, n bytes: a fixed RESP reply (+OK, an error)
 //	ActStoreError  –       StoreErrorText of the call's code and message
@@ -126,7 +127,8 @@ func (r *Recipe) Value(code Code, op int) *Recipe {
 	return r
 }
 
-// Int answers code with op's value as an integer.
+// Int answers code with op's value as an integer (0 when the value is not
+// an integer, as the built-in modules' kit.IntOf reads it).
 func (r *Recipe) Int(code Code, op int) *Recipe {
 	r.rule(code, ActInt)
 	r.enc = append(r.enc, recipeOp(op))
@@ -288,7 +290,11 @@ func (p *ParsedRecipe) Apply(dst []byte, proto int, r *Response) (out []byte, re
 			if ru.Op >= len(res.Values) {
 				break
 			}
-			w.Int(res.Values[ru.Op].Int)
+			n := int64(0)
+			if v := &res.Values[ru.Op]; v.Kind == KindInt {
+				n = v.Int
+			}
+			w.Int(n)
 			return w.Buf, false
 		case ActNull:
 			w.Null()

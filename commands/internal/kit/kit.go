@@ -261,6 +261,8 @@ func Dedup(keys [][]byte, last bool) []bool {
 // IntDone is the last step of a command that answers the integer its
 // call's first op returned (HLEN, SCARD, SISMEMBER, LLEN): 0 for a missing
 // key, the guard's error (GuardFailed) for a failed call.
+//
+// Where the store waits, IntRecipe says the same (sdk.Ctx.ExecFinal).
 func IntDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
@@ -272,3 +274,12 @@ func IntDone(c *sdk.Ctx) {
 		GuardFailed(c, r)
 	}
 }
+
+// IntRecipe is IntDone as a recipe: a command that ends with
+// c.ExecFinal(kit.IntRecipe, kit.IntDone) is answered by the host where
+// the store waits, without entering the module again.
+var IntRecipe = codec.NewRecipe(0).
+	Int(codec.OK, 0).
+	Reply(codec.NotFound, ":0\r\n").
+	Error(codec.FilteredOut, WrongType).
+	Error(codec.BinTypeError, WrongType)

@@ -23,6 +23,10 @@ var finalScript = [][]any{
 	{"HSET", "fin:h", "f", "v"}, {"GET", "fin:h"}, {"INCR", "fin:h"}, {"SET", "fin:h", "x"}, {"GET", "fin:h"},
 	{"INCR", "fin:new"}, {"DECR", "fin:new"}, {"INCRBY", "fin:new", "5"},
 	{"SET", "fin:f", "1.5"}, {"INCR", "fin:f"}, {"APPEND", "fin:c", "abc"}, {"INCR", "fin:c"},
+	{"HLEN", "fin:h"}, {"HEXISTS", "fin:h", "f"}, {"HEXISTS", "fin:h", "g"}, {"HLEN", "fin:none"}, {"HLEN", "fin:s"},
+	{"SADD", "fin:set", "a"}, {"SCARD", "fin:set"}, {"SISMEMBER", "fin:set", "a"}, {"SISMEMBER", "fin:set", "b"},
+	{"SCARD", "fin:none"}, {"SISMEMBER", "fin:h", "a"}, {"RPUSH", "fin:l", "a"}, {"LLEN", "fin:l"}, {"LLEN", "fin:none"},
+	{"LLEN", "fin:set"},
 }
 
 // TestFinalAnswersThroughGoRedis runs finalScript through go-redis v9 over
@@ -31,7 +35,7 @@ var finalScript = [][]any{
 // and always a daemon whose embedded store never runs requests inline —
 // and fails on any reply that differs, or when the recipes did not answer.
 func TestFinalAnswersThroughGoRedis(t *testing.T) {
-	needModules(t, "strings", "hash")
+	needModules(t, "strings", "hash", "set", "list")
 	ctx := context.Background()
 	rs := redisServer(t)
 	b, err := NewResumeBackend(ctx, env.modDir, env.cacheDir, env.logger)
@@ -95,7 +99,8 @@ func TestFinalAnswersThroughGoRedis(t *testing.T) {
 					for i, a := range args {
 						words[i] = a.(string)
 					}
-					if words[0] == "GET" || words[0] == "SET" || words[0] == "INCR" {
+					switch words[0] {
+					case "GET", "SET", "INCR", "HLEN", "SCARD", "SISMEMBER", "LLEN":
 						if got, want := do(t, rc, words...), do(t, rref, words...); got != want {
 							t.Errorf("%v: respike %q, redis-server %q", words, got, want)
 						}

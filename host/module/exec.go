@@ -204,8 +204,9 @@ func (r *Runtime) slotFor(ctx context.Context, cmd *Command, start *codec.Start)
 
 // complete takes a command from the answer of its first guest call
 // (packed, err) to its end: it performs the store requests the command
-// waits on, with no instance held, resumes it, appends its reply to out
-// and unlocks s. Called with s locked, c its call state. A command that
+// waits on, with no instance held, resumes it (or answers its final
+// answer by its recipe), appends its reply to out and unlocks s. start is
+// its start message, for a restart. Called with s locked, c its call state. A command that
 // blocks fills blk, or answers its timeout reply when blk is nil.
 func (r *Runtime) complete(ctx context.Context, cmd *Command, start *codec.Start, v *version, s *slot, in *instance, c *call, packed uint64, err error, out []byte, blk *Block) []byte {
 	p := pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: cmd, start: start, v: v, s: s, in: in, c: c, blk: blk, gateOK: true}
@@ -214,7 +215,7 @@ func (r *Runtime) complete(ctx context.Context, cmd *Command, start *codec.Start
 }
 
 // finish runs p's store requests one after another, resuming the command
-// after each, until it ends; then it lets go of what the command held.
+// after each (or answering its final answer), until it ends; then it lets go of what the command held.
 func (p *pend) finish(out []byte, wait bool) []byte {
 	for wait {
 		p.gateWait()

@@ -377,3 +377,81 @@ func TestConformanceWithoutMapIndex(t *testing.T) {
 	s.tr = newTranslatorIndexed(false)
 	storetest.Run(t, func(t *testing.T) store.Store { return s })
 }
+
+// BenchmarkHotRows measures what the server spends per SADD when several
+// clients' SADDs on one big set share a batch call: as rows of their own
+// (what the coalescer sends: each row rewrites the whole record), or merged
+// into one operate of all their ops (one rewrite). RESPIKE_BENCH_PER rows
+// (default 8) of a new member each, on a set of RESPIKE_BENCH_SIZES[0]
+// members (default 26000, growing by the SADDs) with a persisted index,
+// RESPIKE_BENCH_ROUNDS rounds of the two shapes in turn; with
+// RESPIKE_TEST_AEROSPIKE_PID it reports asd-us/op per SADD. Merging is not
+// what the store does: this measures whether it would pay. Skipped without
+// RESPIKE_TEST_AEROSPIKE.
+func BenchmarkHotRows(b *testing.B) {
+	s := benchStore(b)
+	client := s.client.Load()
+	per, n := envInt("RESPIKE_BENCH_PER", 8), 26000
+	if v, err := strconv.Atoi(strings.Split(os.Getenv("RESPIKE_BENCH_SIZES"), ",")[0]); err == nil {
+		n = v
+	}
+	key := []byte("bigmap:hotrows:" + strconv.Itoa(n))
+	wp := as.NewBatchWritePolicy()
+	wp.FilterExpression = packed(guardExp(codec.TypeSet))
+	wp.SendKey = true
+	ak, err := as.NewKey(s.cfg.Namespace, s.set(0), key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := 0
+	sadd := func() []*as.Operation {
+		next++
+		var p plan
+		s.tr.translate(&codec.Call{Key: key, Policy: codec.Policy{Guard: codec.TypeSet}, Ops: []codec.Op{
+			{Code: codec.OpMapSize, Bin: codec.BinValue},
+			{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeSet)},
+			{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey | codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial,
+				Values: []codec.Value{bigMember(2*(next+1_000_000) + 1), codec.Int(1)}}}}, &p, 0)
+		return p.ops
+	}
+	fillBigMap(b, s, key, 0, n) // once: its rewrites leave the server defragmenting for a while
+	for round := 0; round < envInt("RESPIKE_BENCH_ROUNDS", 1); round++ {
+		for _, shape := range []string{"rows", "merged"} {
+			hotRows(b, shape, per, client, ak, wp, sadd)
+		}
+	}
+}
+
+// hotRows is one run of BenchmarkHotRows's shape.
+func hotRows(b *testing.B, shape string, per int, client *as.Client, ak *as.Key, wp *as.BatchWritePolicy, sadd func() []*as.Operation) {
+	b.Run(shape, func(b *testing.B) {
+		c0 := serverCPU()
+		b.ResetTimer()
+		for i := 0; i < b.N; i += per {
+			var recs []as.BatchRecordIfc
+			var merged []*as.Operation
+			for j := 0; j < per; j++ {
+				if shape == "rows" {
+					recs = append(recs, as.NewBatchWrite(wp, ak, sadd()...))
+				} else {
+					merged = append(merged, sadd()...)
+				}
+			}
+			if shape == "merged" {
+				recs = append(recs, as.NewBatchWrite(wp, ak, merged...))
+			}
+			if err := client.BatchOperate(nil, recs); err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range recs {
+				if r.BatchRec().ResultCode != 0 {
+					b.Fatalf("result %v", r.BatchRec().ResultCode)
+				}
+			}
+		}
+		b.StopTimer()
+		if c0 >= 0 {
+			b.ReportMetric((serverCPU()-c0)*1e6/float64(b.N), "asd-us/op")
+		}
+	})
+}

@@ -129,6 +129,31 @@ func TestMergedRows(t *testing.T) {
 		}
 	})
 
+	t.Run("create-only", func(t *testing.T) {
+		// A read-modify-write of a missing key (HINCRBYFLOAT) writes
+		// create-only: of several at once exactly one creates the key,
+		// the others answer Exists and read again. Merged, every one
+		// would have succeeded and the increments but one been lost.
+		exec(t, s, codec.Call{Key: []byte("merge:new"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		create := codec.Call{Key: []byte("merge:new"), Policy: codec.Policy{Guard: codec.TypeHash, Exists: codec.ExistsCreateOnly}, Ops: []codec.Op{
+			{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)},
+			{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey, Values: []codec.Value{codec.Bytes([]byte("f")), codec.Bytes([]byte("0.5"))}}}}
+		res, _, _ := execTogether(t, s, []codec.Call{create, create, create})
+		ok := 0
+		for i, r := range res {
+			switch r.Code {
+			case codec.OK:
+				ok++
+			case codec.Exists:
+			default:
+				t.Errorf("create %d: code %d %s", i, r.Code, r.Msg)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d of 3 create-only writes of a missing key succeeded, want 1", ok)
+		}
+	})
+
 	t.Run("not merged", func(t *testing.T) {
 		// DeleteIfEmpty: an SREM that empties the set, then an SADD:
 		// rows, so the SADD finds the record gone and creates it.

@@ -787,7 +787,8 @@ func runEntries(es []member) {
 // into one operate of all their ops, in order, they rewrite it once, with
 // the same effect as the rows one after another. Only writes with the same
 // policy merge (the same filter, so the same millisecond's expiry filter,
-// exists action, TTL; no generation check), and only calls whose result is
+// TTL; no generation check; update, not create-only or replace), and only
+// calls whose result is
 // read from their own ops alone: no overflow bound (its diagnosis), no
 // read of all bins, no kept expiry, no HLL raise, no list-item or size
 // expectation, no DeleteIfEmpty (whose deletion of the record would fall
@@ -822,6 +823,13 @@ func next(chain []int, i int) int {
 // operate (mergeTarget).
 func mergeable(p *plan) bool {
 	if p.getAll >= 0 || p.keepX || p.hll != nil || p.bound != nil || p.gen != 0 || len(p.expects) > 0 {
+		return false
+	}
+	// The exists action is checked once per operate, a row's once per
+	// row: create-only rows after the first fail (a read-modify-write
+	// of a missing key retries on that), merged they would all succeed;
+	// a replace deletes the bins only the rows before it wrote.
+	if p.exists != as.UPDATE && p.exists != as.UPDATE_ONLY {
 		return false
 	}
 	for _, s := range p.slots {

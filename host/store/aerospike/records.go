@@ -744,12 +744,14 @@ func runEntries(es []member) {
 		}
 		for j, r := range recs {
 			e := &es[idx[j]]
-			if e.failed() {
-				continue
-			}
 			br := r.BatchRec()
 			if chain != nil && chain[idx[j]] >= 0 {
+				// Its members answer each for itself, whichever of
+				// their requests failed meanwhile.
 				finishMerged(es, idx[j], chain, br)
+				continue
+			}
+			if e.failed() {
 				continue
 			}
 			if br.ResultCode == types.KEY_BUSY {

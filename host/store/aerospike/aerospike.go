@@ -304,11 +304,26 @@ func (s *Store) connect() bool {
 		s.lastErr.Store(&msg)
 		return false
 	}
+	s.checkMapIndex(c) // before any command can create a map
 	s.client.Store(c)
 	s.log.Info("connected to Aerospike", "hosts", s.cfg.Hosts, "namespace", s.cfg.Namespace, "set", s.cfg.Set,
 		"nodes", len(c.GetNodes()))
 	s.checkNamespace(c)
 	return true
+}
+
+// checkMapIndex turns the persisted map index off when a node is older
+// than Aerospike 7.0, which introduced it (the flag is new to older
+// servers; not tried on one). Nodes that join later are not looked at.
+func (s *Store) checkMapIndex(c *as.Client) {
+	for _, n := range c.GetNodes() {
+		if v := n.GetServerVersion(); v.Major > 0 && v.Major < 7 {
+			s.tr.noIndex.Store(true)
+			s.log.Warn("an Aerospike node is older than 7.0: maps are created without a persisted index, so big sorted sets, sets and hashes cost the server more per command",
+				"node", n.GetName(), "version", fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch))
+			return
+		}
+	}
 }
 
 // reconnect retries connect with exponential backoff until it succeeds, ctx

@@ -664,6 +664,10 @@ func runEntries(es []member) {
 		bs.put()
 	}()
 	var first *execCtx // the request whose deadline comes first
+	// chain links the members merged into one record's operate (a hot
+	// key's rows): chain[i] is the member after es[i] in its record, or
+	// -1; nil while nothing merged.
+	var chain []int
 	now := time.Now()
 	for i := range es {
 		e := &es[i]
@@ -691,7 +695,29 @@ func runEntries(es []member) {
 			alone = append(alone, i)
 			continue
 		case p.write:
-			recs = append(recs, bs.write(bs.writePolicy(p), key, p.ops))
+			wp := bs.writePolicy(p)
+			if j := mergeTarget(es, recs, idx, i, wp); j >= 0 {
+				if chain == nil {
+					chain = make([]int, len(es))
+					for k := range chain {
+						chain[k] = -1
+					}
+				}
+				k := idx[j]
+				for chain[k] >= 0 {
+					k = chain[k]
+				}
+				chain[k] = i
+				w := recs[j].(*as.BatchWrite)
+				// A full slice: the first append copies, so no plan's
+				// ops are written to.
+				w.Ops = append(w.Ops[:len(w.Ops):len(w.Ops)], p.ops...)
+				if e.x.deadline.Before(first.deadline) {
+					first = e.x
+				}
+				continue
+			}
+			recs = append(recs, bs.write(wp, key, p.ops))
 		default:
 			recs = append(recs, bs.read(bs.readPolicy(p.filter), key, p.ops))
 		}
@@ -709,17 +735,25 @@ func runEntries(es []member) {
 		if err != nil {
 			if c := classify(err); c != classRecord && !anyAnswered(recs) {
 				for _, i := range idx {
-					es[i].finished(&errFatal{err: err, class: c})
+					for ; i >= 0; i = next(chain, i) {
+						es[i].finished(&errFatal{err: err, class: c})
+					}
 				}
 				return
 			}
 		}
 		for j, r := range recs {
 			e := &es[idx[j]]
+			br := r.BatchRec()
+			if chain != nil && chain[idx[j]] >= 0 {
+				// Its members answer each for itself, whichever of
+				// their requests failed meanwhile.
+				finishMerged(es, idx[j], chain, br)
+				continue
+			}
 			if e.failed() {
 				continue
 			}
-			br := r.BatchRec()
 			if br.ResultCode == types.KEY_BUSY {
 				// Refused before it was applied: run it alone, which
 				// retries it within the request's budget.
@@ -745,6 +779,144 @@ func runEntries(es []member) {
 			e.finished(e.x.single(e.call, e.p, e.res))
 		}
 	}
+}
+
+// mergeTarget returns the record of recs (the batch call being built)
+// that es[i], a write, can join, or -1. Rows of different requests on one
+// record that share a batch call (a hot key's SADDs, HSETs, ZADDs, LPUSHes
+// from many clients) each rewrite the whole record on the server, which at
+// tens of thousands of members is most of what the command costs; merged
+// into one operate of all their ops, in order, they rewrite it once, with
+// the same effect as the rows one after another. Only writes with the same
+// policy merge (the same filter, so the same millisecond's expiry filter,
+// TTL; no generation check; update, not create-only or replace), and only
+// calls whose result is
+// read from their own ops alone: no overflow bound (its diagnosis), no
+// read of all bins, no kept expiry, no HLL raise, no list-item or size
+// expectation, no DeleteIfEmpty (whose deletion of the record would fall
+// between the rows).
+func mergeTarget(es []member, recs []as.BatchRecordIfc, idx []int, i int, wp *as.BatchWritePolicy) int {
+	e := &es[i]
+	if !mergeable(e.p) {
+		return -1
+	}
+	for j := len(recs) - 1; j >= 0; j-- {
+		o := &es[idx[j]]
+		if !o.p.write || !sameRecord(o, e) {
+			continue
+		}
+		if w, ok := recs[j].(*as.BatchWrite); ok && w.Policy == wp && mergeable(o.p) {
+			return j
+		}
+		return -1 // the record's last row cannot take it
+	}
+	return -1
+}
+
+// next is the member after es[i] in its merged record, or -1.
+func next(chain []int, i int) int {
+	if chain == nil {
+		return -1
+	}
+	return chain[i]
+}
+
+// mergeable reports whether a write call's ops can run inside another's
+// operate (mergeTarget).
+func mergeable(p *plan) bool {
+	if p.getAll >= 0 || p.keepX || p.hll != nil || p.bound != nil || p.gen != 0 || len(p.expects) > 0 {
+		return false
+	}
+	// The exists action is checked once per operate, a row's once per
+	// row: create-only rows after the first fail (a read-modify-write
+	// of a missing key retries on that), merged they would all succeed;
+	// a replace deletes the bins only the rows before it wrote.
+	if p.exists != as.UPDATE && p.exists != as.UPDATE_ONLY {
+		return false
+	}
+	for _, s := range p.slots {
+		if s.op < 0 || s.bin == "" || s.geo != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// finishMerged answers the members merged into one record's operate,
+// es[head] and those chain links to it. The operate succeeded or failed as
+// a whole: on success each member's answers are its own ops' entries, bin
+// by bin in order; when the server refused it (nothing was applied: a type
+// guard, KEY_BUSY, a record grown too big…) each member runs again alone,
+// to get its own answer, as its row would have; when the outcome is in
+// doubt (a timeout), each member fails with it, as its row would have.
+func finishMerged(es []member, head int, chain []int, br *as.BatchRecord) {
+	rc := br.ResultCode
+	switch {
+	case rc == types.OK && br.Record != nil:
+		var pos map[string]int // entries of each bin taken by earlier members
+		for i := head; i >= 0; i = chain[i] {
+			e := &es[i]
+			bins := make(as.BinMap, 2)
+			for k, s := range e.p.slots {
+				if !s.entry || firstEntry(e.p.slots, k) != k {
+					continue
+				}
+				n := 0
+				for _, o := range e.p.slots {
+					if o.entry && o.bin == s.bin {
+						n++
+					}
+				}
+				if pos == nil {
+					pos = make(map[string]int, 2)
+				}
+				bins[s.bin] = entryRange(br.Record.Bins, s.bin, pos[s.bin], n)
+				pos[s.bin] += n
+			}
+			if e.failed() {
+				continue
+			}
+			rec := &as.Record{Key: br.Record.Key, Bins: bins, Generation: br.Record.Generation, Expiration: br.Record.Expiration}
+			e.finished(e.x.finish(e.call, e.p, e.key, rec, nil, e.res, true))
+		}
+	case rc > 0 && rc != types.TIMEOUT && !br.InDoubt:
+		for i := head; i >= 0; i = chain[i] {
+			if e := &es[i]; !e.failed() {
+				resetResult(e.res, len(e.call.Ops))
+				e.finished(e.x.single(e.call, e.p, e.res))
+			}
+		}
+	default:
+		rerr := &recordError{rc: rc, err: br.Err}
+		for i := head; i >= 0; i = chain[i] {
+			if e := &es[i]; !e.failed() {
+				e.finished(e.x.finish(e.call, e.p, e.key, nil, rerr, e.res, true))
+			}
+		}
+	}
+}
+
+// firstEntry is the first slot of slots answering for the bin of slots[i].
+func firstEntry(slots []slot, i int) int {
+	for j := range slots[:i] {
+		if slots[j].entry && slots[j].bin == slots[i].bin {
+			return j
+		}
+	}
+	return i
+}
+
+// entryRange is bin's answers from the n-th on, count of them, as a
+// record of those ops alone would hold them: one value, or OpResults.
+func entryRange(bins as.BinMap, bin string, n, count int) any {
+	if count == 1 {
+		return entry(bins, bin, n)
+	}
+	r := make(as.OpResults, count)
+	for k := range r {
+		r[k] = entry(bins, bin, n+k)
+	}
+	return r
 }
 
 // batchScratch is runEntries' reusable memory: the call's records and the

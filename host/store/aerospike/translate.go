@@ -3,6 +3,7 @@ package aerospike
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
@@ -134,9 +135,14 @@ func (p *plan) add(op *as.Operation, s slot) {
 // translator turns calls into plans. It holds what a store shares between
 // calls: immutable policies and ops, and caches of packed expressions.
 type translator struct {
-	guards   guardCache
-	live     liveCache
-	policies [4][16]*as.MapPolicy // [order][write flags]
+	guards guardCache
+	live   liveCache
+	// policies are the map policies by [without index][order][write
+	// flags]: the maps respike creates carry a persisted index
+	// (docs/data-model.md, "Map index") unless noIndex is set, for a
+	// cluster with a node older than Aerospike 7.0.
+	policies [2][4][16]*as.MapPolicy
+	noIndex  atomic.Bool
 	// Parameterless ops that the client never mutates, shared.
 	opDelete, opTouch, opHeader, opGetAll *as.Operation
 	opClearX                              *as.Operation // deletes codec.BinExpire
@@ -233,11 +239,26 @@ func newTranslator() *translator {
 		opClearX: as.PutOp(&as.Bin{Name: codec.BinExpire, Value: as.NewNullValue()}),
 	}
 	orders := [4]as.MapOrderTypes{as.MapOrder.UNORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_ORDERED, as.MapOrder.KEY_VALUE_ORDERED}
-	for o := range t.policies {
-		for f := range t.policies[o] {
-			t.policies[o][f] = as.NewMapPolicyWithFlags(orders[o], f)
+	for o := range orders {
+		for f := range t.policies[0][o] {
+			// Aerospike keeps an index only for an ordered map.
+			if o == 0 {
+				t.policies[0][o][f] = as.NewMapPolicyWithFlags(orders[o], f)
+			} else {
+				t.policies[0][o][f] = as.NewMapPolicyWithFlagsAndPersistedIndex(orders[o], f)
+			}
+			t.policies[1][o][f] = as.NewMapPolicyWithFlags(orders[o], f)
 		}
 	}
+	return t
+}
+
+// newTranslatorIndexed is newTranslator whose maps carry a persisted
+// index or not (the layout before 2026-12-03): the tests and benchmarks
+// compare the two.
+func newTranslatorIndexed(mapIndex bool) *translator {
+	t := newTranslator()
+	t.noIndex.Store(!mapIndex)
 	return t
 }
 
@@ -270,14 +291,20 @@ func (t *translator) putOp(op *codec.Op, p *plan) *as.Operation {
 
 // mapPolicy returns the map policy for an op's flags. A map that respike
 // creates is key ordered unless the flags ask for key-value order, so that
-// index ranges read in key order as they do in the memory store.
+// index ranges read in key order as they do in the memory store. Its
+// order and index apply only when the op creates the map: an existing map
+// keeps its own (Aerospike applies a policy's attributes to a new bin only).
 func (t *translator) mapPolicy(flags uint32) *as.MapPolicy {
 	order := (flags >> 8) & 3
 	switch order {
 	case 0, 2:
 		order = 1
 	}
-	return t.policies[order][flags&15]
+	var plain int
+	if t.noIndex.Load() {
+		plain = 1
+	}
+	return t.policies[plain][order][flags&15]
 }
 
 func mapReturn(r codec.MapReturn) (as.MapReturnTypes, bool) {

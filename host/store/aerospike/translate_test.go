@@ -301,20 +301,59 @@ func TestTranslateOps(t *testing.T) {
 }
 
 func TestMapPolicyOrder(t *testing.T) {
-	tr := newTranslator()
 	for _, c := range []struct {
 		flags uint32
-		want  *as.MapPolicy
+		order as.MapOrderTypes
+		write int
 	}{
-		{0, as.NewMapPolicyWithFlags(as.MapOrder.KEY_ORDERED, 0)},
-		{codec.MapOrderKey, as.NewMapPolicyWithFlags(as.MapOrder.KEY_ORDERED, 0)},
-		{codec.MapOrderKeyValue | codec.MapWriteUpdateOnly, as.NewMapPolicyWithFlags(as.MapOrder.KEY_VALUE_ORDERED, as.MapWriteFlagsUpdateOnly)},
+		{0, as.MapOrder.KEY_ORDERED, 0},
+		{codec.MapOrderKey, as.MapOrder.KEY_ORDERED, 0},
+		{codec.MapOrderKeyValue | codec.MapWriteUpdateOnly, as.MapOrder.KEY_VALUE_ORDERED, as.MapWriteFlagsUpdateOnly},
 		{codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial,
-			as.NewMapPolicyWithFlags(as.MapOrder.KEY_ORDERED, as.MapWriteFlagsCreateOnly|as.MapWriteFlagsNoFail|as.MapWriteFlagsPartial)},
+			as.MapOrder.KEY_ORDERED, as.MapWriteFlagsCreateOnly | as.MapWriteFlagsNoFail | as.MapWriteFlagsPartial},
 	} {
-		if got := tr.mapPolicy(c.flags); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("flags %#x: policy %+v, want %+v", c.flags, got, c.want)
+		// The maps respike creates carry a persisted index, except on a
+		// cluster older than Aerospike 7.0.
+		if got, want := newTranslator().mapPolicy(c.flags), as.NewMapPolicyWithFlagsAndPersistedIndex(c.order, c.write); !reflect.DeepEqual(got, want) {
+			t.Errorf("flags %#x: policy %+v, want %+v", c.flags, got, want)
 		}
+		if got, want := newTranslatorIndexed(false).mapPolicy(c.flags), as.NewMapPolicyWithFlags(c.order, c.write); !reflect.DeepEqual(got, want) {
+			t.Errorf("flags %#x without index: policy %+v, want %+v", c.flags, got, want)
+		}
+	}
+}
+
+// TestMapIndexRequested checks that every op that can create a map asks
+// Aerospike for a persisted index: the writes of SADD, HSET, ZADD and
+// ZINCRBY, and a whole map written at once (COPY, RESTORE, the stores of
+// SUNIONSTORE and ZUNIONSTORE).
+func TestMapIndexRequested(t *testing.T) {
+	kv := as.MapOrder.KEY_VALUE_ORDERED
+	k := as.MapOrder.KEY_ORDERED
+	nofail := as.MapWriteFlagsCreateOnly | as.MapWriteFlagsNoFail | as.MapWriteFlagsPartial
+	for _, c := range []struct {
+		name string
+		op   codec.Op
+		want *as.Operation // the op that creates the map
+		at   int           // its position among the call's ops
+	}{
+		{"SADD", codec.Op{Code: codec.OpMapPut, Bin: "v", Flags: codec.MapOrderKey | codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial, Values: []codec.Value{bv("m"), codec.Int(1)}},
+			as.MapPutOp(as.NewMapPolicyWithFlagsAndPersistedIndex(k, nofail), "v", []byte("m"), int64(1)), 0},
+		{"HSET of two fields", codec.Op{Code: codec.OpMapPut, Bin: "v", Flags: codec.MapOrderKey, Values: []codec.Value{bv("a"), bv("1"), bv("b"), codec.Int(2)}},
+			as.MapPutItemsOp(as.NewMapPolicyWithFlagsAndPersistedIndex(k, 0), "v", map[any]any{blobKey("a"): []byte("1"), blobKey("b"): int64(2)}), 0},
+		{"ZADD", codec.Op{Code: codec.OpMapPut, Bin: "v", Flags: codec.MapOrderKeyValue, Values: []codec.Value{bv("m"), codec.Float(2)}},
+			as.MapPutOp(as.NewMapPolicyWithFlagsAndPersistedIndex(kv, 0), "v", []byte("m"), 2.0), 0},
+		{"ZINCRBY", codec.Op{Code: codec.OpMapIncrement, Bin: "v", Flags: codec.MapOrderKeyValue, Value: bv("m"), Value2: codec.Float(1.5)},
+			as.MapIncrementOp(as.NewMapPolicyWithFlagsAndPersistedIndex(kv, 0), "v", []byte("m"), 1.5), 0},
+		{"whole map", codec.Op{Code: codec.OpPut, Bin: "v", Flags: codec.MapOrderKeyValue, Value: codec.Map(bv("m"), codec.Float(1))},
+			as.MapPutItemsOp(as.NewMapPolicyWithFlagsAndPersistedIndex(kv, 0), "v", map[any]any{blobKey("m"): 1.0}), 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := translateCall(t, &codec.Call{Key: []byte("k"), Ops: []codec.Op{c.op}})
+			if got, want := dumpOps(p.ops), dump(c.want); len(got) <= c.at || got[c.at] != want {
+				t.Fatalf("ops %v, want at %d %v", got, c.at, want)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,203 @@
+package aerospike
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/respike/respike/guest-sdk/codec"
+	"github.com/respike/respike/host/store"
+)
+
+// execTogether runs one request per call through s.ExecMany, as a pipeline
+// window of as many clients would go (each request its own command), and
+// returns each request's first result and the batch calls and records the
+// store sent.
+func execTogether(t *testing.T, s *Store, calls []codec.Call) (res []codec.Result, batchCalls, batchRecords uint64) {
+	t.Helper()
+	stat := func() (uint64, uint64) { return s.nBatch.Load(), s.nBatchRecords.Load() }
+	ops := make([]store.Op, len(calls))
+	resps := make([]codec.Response, len(calls))
+	for i := range calls {
+		ops[i] = store.Op{Ctx: context.Background(), Req: &codec.Request{Kind: codec.ReqRecords, Calls: calls[i : i+1]}, Resp: &resps[i]}
+	}
+	c0, r0 := stat()
+	s.ExecMany(ops)
+	c1, r1 := stat()
+	for i := range resps {
+		if resps[i].Code != codec.OK {
+			t.Fatalf("request %d: code %d %s", i, resps[i].Code, resps[i].Msg)
+		}
+		res = append(res, resps[i].Results[0])
+	}
+	return res, c1 - c0, r1 - r0
+}
+
+func saddCall(key string, member string) codec.Call {
+	return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeSet}, Ops: []codec.Op{
+		{Code: codec.OpMapSize, Bin: codec.BinValue},
+		{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeSet)},
+		{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey | codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial,
+			Values: []codec.Value{codec.Bytes([]byte(member)), codec.Int(1)}}}}
+}
+
+// TestMergedRows checks on the server named by RESPIKE_TEST_AEROSPIKE that
+// different clients' writes on one record that share a batch call go as
+// one operate of all their ops (one record in the call, so the server
+// rewrites the record once), and that each still gets the answer its own
+// row would have: SADDs see the sizes one after another, a member added
+// twice counts once, a guard refused answers each command's WRONGTYPE, and
+// rows that cannot merge (a different policy, DeleteIfEmpty) go as rows.
+// Skipped without RESPIKE_TEST_AEROSPIKE.
+func TestMergedRows(t *testing.T) {
+	s := openServer(t)
+	defer s.Close()
+	if s.co == nil {
+		t.Skip("gathering off")
+	}
+	exec(t, s, codec.Call{Key: []byte("merge:set"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+	exec(t, s, codec.Call{Key: []byte("merge:other"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+
+	t.Run("SADD", func(t *testing.T) {
+		var calls []codec.Call
+		for i := 0; i < 6; i++ {
+			calls = append(calls, saddCall("merge:set", fmt.Sprintf("m%d", i%5))) // m0 twice
+		}
+		calls = append(calls, saddCall("merge:other", "x"))
+		res, nc, nr := execTogether(t, s, calls)
+		if nc != 1 || nr != 2 {
+			t.Errorf("%d batch calls of %d records, want 1 of 2 (the six SADDs on one record merged)", nc, nr)
+		}
+		for i, r := range res[:6] {
+			if r.Code != codec.OK {
+				t.Fatalf("SADD %d: code %d %s", i, r.Code, r.Msg)
+			}
+			before, after := r.IntAt(0), r.IntAt(2)
+			wantBefore, wantAdded := int64(i), int64(1)
+			if i == 5 {
+				wantBefore, wantAdded = 5, 0 // m0 again
+			}
+			if before != wantBefore || after-before != wantAdded {
+				t.Errorf("SADD %d: size %d before, %d after; want %d, +%d", i, before, after, wantBefore, wantAdded)
+			}
+		}
+		if r := res[6]; r.Code != codec.OK || r.IntAt(2) != 1 {
+			t.Errorf("SADD on the other key: code %d, size %d", r.Code, r.IntAt(2))
+		}
+		r := exec(t, s, codec.Call{Key: []byte("merge:set"), Ops: []codec.Op{{Code: codec.OpMapSize, Bin: codec.BinValue}}}, codec.OK)
+		if r.IntAt(0) != 5 {
+			t.Errorf("the set holds %d members, want 5", r.IntAt(0))
+		}
+	})
+
+	t.Run("LPUSH and RPUSH", func(t *testing.T) {
+		exec(t, s, codec.Call{Key: []byte("merge:list"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		push := func(code codec.OpCode, item string) codec.Call {
+			op := codec.Op{Code: code, Bin: codec.BinValue, Values: []codec.Value{codec.Bytes([]byte(item))}}
+			return codec.Call{Key: []byte("merge:list"), Policy: codec.Policy{Guard: codec.TypeList}, Ops: []codec.Op{
+				{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeList)}, op}}
+		}
+		res, nc, nr := execTogether(t, s, []codec.Call{push(codec.OpListInsert, "a"), push(codec.OpListInsert, "b"),
+			push(codec.OpListAppend, "c"), push(codec.OpListInsert, "d")})
+		if nc != 1 || nr != 1 {
+			t.Errorf("%d batch calls of %d records, want 1 of 1", nc, nr)
+		}
+		for i, r := range res {
+			if r.Code != codec.OK || r.IntAt(1) != int64(i+1) {
+				t.Errorf("push %d: code %d, size %d, want %d", i, r.Code, r.IntAt(1), i+1)
+			}
+		}
+		r := exec(t, s, codec.Call{Key: []byte("merge:list"), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}, codec.OK)
+		var got []string
+		for _, v := range r.Value(0).List {
+			got = append(got, string(v.Bytes))
+		}
+		if fmt.Sprint(got) != "[d b a c]" {
+			t.Errorf("list %v, want [d b a c] (the pushes in order)", got)
+		}
+	})
+
+	t.Run("WRONGTYPE", func(t *testing.T) {
+		exec(t, s, codec.Call{Key: []byte("merge:str"), Policy: codec.Policy{TTL: codec.TTLNever}, Ops: []codec.Op{
+			{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeString)}, {Code: codec.OpPut, Bin: codec.BinValue, Value: codec.Bytes([]byte("v"))}}}, codec.OK)
+		res, _, _ := execTogether(t, s, []codec.Call{saddCall("merge:str", "a"), saddCall("merge:str", "b"), saddCall("merge:str", "c")})
+		for i, r := range res {
+			if r.Code != codec.FilteredOut {
+				t.Errorf("SADD %d on a string: code %d %s, want FilteredOut", i, r.Code, r.Msg)
+			}
+		}
+	})
+
+	t.Run("create-only", func(t *testing.T) {
+		// A read-modify-write of a missing key (HINCRBYFLOAT) writes
+		// create-only: of several at once exactly one creates the key,
+		// the others answer Exists and read again. Merged, every one
+		// would have succeeded and the increments but one been lost.
+		exec(t, s, codec.Call{Key: []byte("merge:new"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		create := codec.Call{Key: []byte("merge:new"), Policy: codec.Policy{Guard: codec.TypeHash, Exists: codec.ExistsCreateOnly}, Ops: []codec.Op{
+			{Code: codec.OpPut, Bin: codec.BinType, Value: codec.Str(codec.TypeHash)},
+			{Code: codec.OpMapPut, Bin: codec.BinValue, Flags: codec.MapOrderKey, Values: []codec.Value{codec.Bytes([]byte("f")), codec.Bytes([]byte("0.5"))}}}}
+		res, _, _ := execTogether(t, s, []codec.Call{create, create, create})
+		ok := 0
+		for i, r := range res {
+			switch r.Code {
+			case codec.OK:
+				ok++
+			case codec.Exists:
+			default:
+				t.Errorf("create %d: code %d %s", i, r.Code, r.Msg)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d of 3 create-only writes of a missing key succeeded, want 1", ok)
+		}
+	})
+
+	t.Run("not merged", func(t *testing.T) {
+		// DeleteIfEmpty: an SREM that empties the set, then an SADD:
+		// rows, so the SADD finds the record gone and creates it.
+		srem := codec.Call{Key: []byte("merge:one"), Policy: codec.Policy{Guard: codec.TypeSet, DeleteIfEmpty: codec.BinValue}, Ops: []codec.Op{
+			{Code: codec.OpMapRemoveByKeys, Bin: codec.BinValue, Return: codec.ReturnCount, Values: []codec.Value{codec.Bytes([]byte("a"))}}}}
+		exec(t, s, saddCall("merge:one", "a"), codec.OK)
+		_, nc, nr := execTogether(t, s, []codec.Call{srem, saddCall("merge:one", "b")})
+		if nc != 1 || nr != 2 {
+			t.Errorf("%d batch calls of %d records, want 1 of 2 (not merged)", nc, nr)
+		}
+	})
+}
+
+// TestMergedRowsClusterGone checks that when a batch call fails as a whole
+// (the cluster went away), every command merged into one record's operate
+// fails with it, not only the first. Skipped without RESPIKE_TEST_AEROSPIKE.
+func TestMergedRowsClusterGone(t *testing.T) {
+	addr := serverAddr()
+	if addr == "" {
+		t.Skip("RESPIKE_TEST_AEROSPIKE not set")
+	}
+	p := &proxy{t: t, addr: refusedAddr(t), target: addr}
+	p.start()
+	defer p.cut()
+	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: testSet(),
+		ConnectTimeout: 500 * time.Millisecond, TotalTimeout: time.Second}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	get := &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: []byte("merge:gone"), Ops: []codec.Op{{Code: codec.OpGet, Bin: "v"}}}}}
+	waitFor(t, s, get, "connect", func(r *codec.Response, _ time.Duration) bool {
+		return r.Code == codec.OK && (r.Results[0].Code == codec.OK || r.Results[0].Code == codec.NotFound)
+	})
+	p.cut()
+	ops := make([]store.Op, 4)
+	resps := make([]codec.Response, len(ops))
+	for i := range ops {
+		ops[i] = store.Op{Ctx: context.Background(), Req: &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{saddCall("merge:gone", fmt.Sprint(i))}}, Resp: &resps[i]}
+	}
+	s.ExecMany(ops)
+	for i, r := range resps {
+		if r.Code == codec.OK {
+			t.Errorf("SADD %d with the cluster gone answered OK (%+v)", i, r.Results)
+		}
+	}
+}

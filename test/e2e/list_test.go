@@ -143,16 +143,24 @@ func TestListQueueConcurrency(t *testing.T) {
 			defer cwg.Done()
 			c := client(t, env.daemon.Addr)
 			for {
+				// Whether the producers had finished must be read before
+				// the pop: read after an empty pop, it could count a push
+				// that landed after the pop as done, and stop with that
+				// element still queued.
+				finished := false
+				select {
+				case <-done:
+					finished = true
+				default:
+				}
 				vs, err := c.LPopCount(ctx, "jobs", 3).Result()
 				if errors.Is(err, redis.Nil) {
-					select {
-					case <-done:
-						// The producers finished before this pop found
+					if finished {
+						// Every push had answered before this pop found
 						// nothing: the queue is drained.
 						return
-					default:
-						continue
 					}
+					continue
 				}
 				if err != nil {
 					t.Error(err)

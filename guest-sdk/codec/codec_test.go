@@ -122,7 +122,7 @@ func TestEncodedCallsEncodeAsOps(t *testing.T) {
 			ListGetByIndex(BinValue, ReturnValue, 1, -1).ListRemoveByIndex(BinValue, ReturnCount|ReturnInverted, 2, 3).
 			ExpectBlobSize(BinValue, 12304).ExpectBlobSize(BinValue, 0).BitGrow(BinValue, 16).
 			BitGet(BinValue, 0, 128).BitCount(BinValue, 7, 0).BitSet(BinValue, 3, 9, []byte{0xff, 0x80}).
-			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise("", nil).Append("", []byte("z")).
+			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise(BinValue, nil).HLLRaise("", nil).Append("", []byte("z")).
 			MapPutScore(BinValue, 0, []byte("member"), -1.5).MapPutScore("score", MapWriteCreateOnly, nil, 0).
 			Prepared(Prepare(Op{Code: OpMapSize, Bin: BinValue}, Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)})).
 			Prepared(Prepare()).

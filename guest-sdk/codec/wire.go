@@ -429,6 +429,18 @@ func appendPutScoreBetween(dst []byte, pre *Prepared, bin byte, flags uint32, me
 	return dst
 }
 
+// appendBlobOp appends an op of a one-byte bin and a blob value, nothing
+// else, as appendOp would: its first twelve bytes (code, presence bits,
+// the bin's name, the value's kind and length) as a word and a half.
+func appendBlobOp(dst []byte, code OpCode, bin byte, b []byte) []byte {
+	dst, p := extendOp(dst, 12+len(b))
+	_ = p[11]
+	binary.LittleEndian.PutUint64(p, uint64(code)|uint64(opBin|opValue)<<8|1<<16|uint64(bin)<<48|uint64(KindBytes)<<56)
+	binary.LittleEndian.PutUint32(p[8:], uint32(len(b)))
+	copy(p[12:], b)
+	return dst
+}
+
 // extendOp extends dst by n bytes and returns it and the new bytes.
 func extendOp(dst []byte, n int) ([]byte, []byte) {
 	l := len(dst)

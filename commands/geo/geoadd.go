@@ -25,6 +25,33 @@ func init() {
 // (a closure would be allocated on every command, and one member needs no
 // slices at all).
 func runGeoAdd(c *sdk.Ctx) {
+	if c.NArg() == 5 {
+		// GEOADD key longitude latitude member, the common form, when
+		// both coordinates are plain decimals (kit.DecimalPair) inside
+		// the limits: a number is no option, so there are none, and
+		// nothing is left to refuse. Anything else (an option, another
+		// form of number, a position out of range) takes the general
+		// path below, which answers as before.
+		// The limits tested without branches (kit.B2I), then one: each
+		// branch taken is a trip through the function's dispatch loop
+		// in Go's WebAssembly.
+		lon, lat, ok := kit.DecimalPair(c.Arg(2), c.Arg(3))
+		out := kit.B2I(!ok) | kit.B2I(lon < geo.LonMin) | kit.B2I(lon > geo.LonMax) |
+			kit.B2I(lat < geo.LatMin) | kit.B2I(lat > geo.LatMax)
+		if out == 0 {
+			kit.ZAddOne(c, c.Arg(1), 0, c.Arg(4), geo.ScoreOf(lon, lat))
+			c.Exec(geoAddOneDone)
+			return
+		}
+	}
+	geoAddGeneral(c)
+}
+
+// geoAddGeneral is GEOADD in every form: the options, any number of
+// members, any form of number, the errors. It is a function of its own
+// so that runGeoAdd's common path stays a small function in
+// WebAssembly.
+func geoAddGeneral(c *sdk.Ctx) {
 	flags, i := kit.ZAddOptions(c, 2, kit.ZAddNX|kit.ZAddXX|kit.ZAddCH)
 	rest := c.NArg() - i
 	if rest%3 != 0 || rest == 0 || flags&kit.ZAddNX != 0 && flags&kit.ZAddXX != 0 {
@@ -79,6 +106,21 @@ func geoAddMembers(c *sdk.Ctx, i, n int) (members [][]byte, scores []float64, ms
 		members[j] = c.Arg(i + 3*j + 2)
 	}
 	return members, scores, ""
+}
+
+// geoAddOneDone answers a GEOADD of runGeoAdd's common form (one
+// member, no option) from ZAddOne's result: the members added, as
+// geoAddDone with no flags, without reading them back from Ctx.N.
+func geoAddOneDone(c *sdk.Ctx) {
+	r := c.Result(0)
+	switch r.Code {
+	case codec.OK:
+		c.Reply().Int(r.IntAt(1) - r.IntAt(0)) // kit.ZAddCount without CH
+	case codec.NotFound:
+		c.Reply().Int(0)
+	default:
+		kit.GuardFailed(c, r)
+	}
 }
 
 // geoAddDone answers GEOADD from ZAddCall's result.

@@ -94,6 +94,11 @@ func FuzzDecodeRequest(f *testing.F) {
 // (ops encoded as they are added) encodes exactly as the same call built
 // into Ops, for every builder method.
 func TestEncodedCallsEncodeAsOps(t *testing.T) {
+	sizeOp, tagOp, empty := Prepare(Op{Code: OpMapSize, Bin: BinValue}), Prepare(Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)}), Prepare()
+	long := Prepare(Op{Code: OpMapSize, Bin: BinValue}, Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)})
+	if !sizeOp.short || !tagOp.short || !empty.short || long.short {
+		t.Fatal("the prepared ops are not the lengths this test needs") // 7, 16, 0 and 23 bytes
+	}
 	build := func(c *Call) {
 		c.Guard(TypeHash).Exists(ExistsUpdateOnly).Expire(30).Generation(4).DeleteIfEmpty(BinValue).
 			Get(BinValue).Get("").Header().Put(BinType, Str(TypeHash)).Put(BinValue, Nil).
@@ -117,10 +122,15 @@ func TestEncodedCallsEncodeAsOps(t *testing.T) {
 			ListGetByIndex(BinValue, ReturnValue, 1, -1).ListRemoveByIndex(BinValue, ReturnCount|ReturnInverted, 2, 3).
 			ExpectBlobSize(BinValue, 12304).ExpectBlobSize(BinValue, 0).BitGrow(BinValue, 16).
 			BitGet(BinValue, 0, 128).BitCount(BinValue, 7, 0).BitSet(BinValue, 3, 9, []byte{0xff, 0x80}).
-			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise("", nil).Append("", []byte("z")).
+			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise(BinValue, nil).HLLRaise("", nil).Append("", []byte("z")).
 			MapPutScore(BinValue, 0, []byte("member"), -1.5).MapPutScore("score", MapWriteCreateOnly, nil, 0).
 			Prepared(Prepare(Op{Code: OpMapSize, Bin: BinValue}, Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)})).
-			Prepared(Prepare())
+			Prepared(Prepare()).
+			MapPutScoreBetween(sizeOp, BinValue, 0, []byte("member:12345"), 3.5e15, tagOp).
+			MapPutScoreBetween(tagOp, BinValue, MapWriteCreateOnly|MapWriteNoFail, nil, -0.25, empty).
+			MapPutScoreBetween(empty, BinValue, MapWriteUpdateOnly, []byte("a longer member than sixteen bytes"), 1, sizeOp).
+			MapPutScoreBetween(long, BinValue, 0, []byte("m"), 2, tagOp). // a long prepared sequence: the chain
+			MapPutScoreBetween(sizeOp, "score", 0, []byte("m"), 2, long)
 	}
 	plain := Call{Key: []byte("key")}
 	build(&plain)

@@ -283,14 +283,7 @@ func appendFieldsOp(dst []byte, code OpCode, ret MapReturn, bin string, vs []Val
 			n += k
 		}
 	}
-	if index != 0 {
-		m |= opIndex
-		n += 8
-	}
-	if count != 0 {
-		m |= opCount
-		n += 8
-	}
+	m, n = indexCountLen(m, n, index, count)
 	if flags != 0 {
 		m |= opFlags
 		n += 4
@@ -336,14 +329,7 @@ func appendBytesOp(dst []byte, code OpCode, bin string, b []byte, index, count i
 		m |= opBin
 		n += 4 + len(bin)
 	}
-	if index != 0 {
-		m |= opIndex
-		n += 8
-	}
-	if count != 0 {
-		m |= opCount
-		n += 8
-	}
+	m, n = indexCountLen(m, n, index, count)
 	dst, p := extendOp(dst, n)
 	p[0], p[1] = byte(code), m
 	i := 2
@@ -361,6 +347,25 @@ func appendBytesOp(dst []byte, code OpCode, bin string, b []byte, index, count i
 		binary.LittleEndian.PutUint64(p[i:], uint64(count))
 	}
 	return dst
+}
+
+// indexCountLen adds an op's index and count, those not zero, to its
+// presence bits m and encoded length n: appendFieldsOp's and
+// appendBytesOp's shared part, inlined into both (no call). Their writes
+// of the two stay in each: no helper of one PutUint64 fits Go's inlining
+// budget (cost 82 to 164 against 80), and a call would cost every op by
+// index or rank (LRANGE, ZRANGE, GETRANGE) ~50 instructions in
+// WebAssembly.
+func indexCountLen(m byte, n int, index, count int64) (byte, int) {
+	if index != 0 {
+		m |= opIndex
+		n += 8
+	}
+	if count != 0 {
+		m |= opCount
+		n += 8
+	}
+	return m, n
 }
 
 // appendMapPutScore appends a map put of one blob key and one float value
@@ -384,6 +389,55 @@ func appendMapPutScore(dst []byte, bin string, flags uint32, member []byte, scor
 	if flags != 0 {
 		binary.LittleEndian.PutUint32(p[i+9:], flags)
 	}
+	return dst
+}
+
+// appendPutScoreBetween appends pre's ops, a map put of one blob key and
+// one float value in a one-byte bin, and post's ops, as appendOp of each
+// would; pre and post are short (Prepared.short). Each prepared sequence
+// is written as a 16-byte window of two word stores, pre's from the
+// first byte and post's ending at the last, past their own bytes into
+// the put's place (the put is at least 25 bytes): the put is written
+// after them, over those bytes. A copy of a few bytes is a call to
+// memmove in WebAssembly and, under wazero, another on the host.
+func appendPutScoreBetween(dst []byte, pre *Prepared, bin byte, flags uint32, member []byte, score float64, post *Prepared) []byte {
+	a := len(pre.enc)
+	m, tail := uint64(opBin|opValues), 9
+	if flags != 0 {
+		m, tail = m|opFlags, 13
+	}
+	n := a + 16 + len(member) + tail + len(post.enc)
+	dst, p := extendOp(dst, n)
+	w := p[n-16:]
+	binary.LittleEndian.PutUint64(w, post.tail[0])
+	binary.LittleEndian.PutUint64(w[8:], post.tail[1])
+	binary.LittleEndian.PutUint64(p, pre.head[0])
+	binary.LittleEndian.PutUint64(p[8:], pre.head[1])
+	// The put: code, presence bits, the bin's name (length 1), two
+	// values, the member's kind and length, then the member and the
+	// score (and the flags).
+	q := p[a:]
+	binary.LittleEndian.PutUint64(q, uint64(OpMapPut)|m<<8|1<<16|uint64(bin)<<48|2<<56)
+	binary.LittleEndian.PutUint64(q[8:], uint64(KindBytes)<<24|uint64(len(member))<<32)
+	r := q[16+copy(q[16:], member):]
+	_ = r[8]
+	r[0] = byte(KindFloat)
+	binary.LittleEndian.PutUint64(r[1:], math.Float64bits(score))
+	if flags != 0 {
+		binary.LittleEndian.PutUint32(r[9:], flags)
+	}
+	return dst
+}
+
+// appendBlobOp appends an op of a one-byte bin and a blob value, nothing
+// else, as appendOp would: its first twelve bytes (code, presence bits,
+// the bin's name, the value's kind and length) as a word and a half.
+func appendBlobOp(dst []byte, code OpCode, bin byte, b []byte) []byte {
+	dst, p := extendOp(dst, 12+len(b))
+	_ = p[11]
+	binary.LittleEndian.PutUint64(p, uint64(code)|uint64(opBin|opValue)<<8|1<<16|uint64(bin)<<48|uint64(KindBytes)<<56)
+	binary.LittleEndian.PutUint32(p[8:], uint32(len(b)))
+	copy(p[12:], b)
 	return dst
 }
 

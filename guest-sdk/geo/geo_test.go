@@ -355,3 +355,44 @@ func (s *Shape) searchBoxes() [9]hashBits {
 	s.searchBoxesInto(&nb)
 	return nb
 }
+
+// ScoreOf is encode at step 26 over the geo limits, as Redis's
+// geohashEncodeWGS84 then geohashAlign52Bits: the same score bit for bit
+// at random positions, at and next to the limits and the cells' edges,
+// and 0 outside.
+func TestScoreOfMatchesEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 14))
+	want := func(lon, lat float64) float64 {
+		h, _ := encode(lonSpan, latSpan, lon, lat, stepMax)
+		return float64(align52(h))
+	}
+	edges := []float64{LonMin, LonMax, LatMin, LatMax, 0, -0.0, 1e-300, -1e-300, 90, -90, 85.05112877, -85.05112877, 179.99999999, 13.361389, 38.115556}
+	var pos [][2]float64
+	for _, a := range edges {
+		for _, b := range edges {
+			pos = append(pos, [2]float64{a, b}, [2]float64{math.Nextafter(a, 1000), math.Nextafter(b, -1000)})
+		}
+	}
+	for range 500000 {
+		lon, lat := r.Float64()*360-180, r.Float64()*2*LatMax-LatMax
+		if r.IntN(4) == 0 {
+			// On a cell's edge: a multiple of the step's cell size.
+			lon = LonMin + float64(r.IntN(1<<stepMax))*(LonMax-LonMin)/(1<<stepMax)
+			lat = LatMin + float64(r.IntN(1<<stepMax))*(LatMax-LatMin)/(1<<stepMax)
+		}
+		pos = append(pos, [2]float64{lon, lat})
+	}
+	inside := 0
+	for _, p := range pos {
+		got, w := ScoreOf(p[0], p[1]), want(p[0], p[1])
+		if math.Float64bits(got) != math.Float64bits(w) {
+			t.Fatalf("ScoreOf(%v, %v) = %v, encode %v", p[0], p[1], got, w)
+		}
+		if w != 0 {
+			inside++
+		}
+	}
+	if inside < len(pos)*9/10 {
+		t.Fatalf("only %d of %d positions inside the limits", inside, len(pos))
+	}
+}

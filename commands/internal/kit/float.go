@@ -171,7 +171,9 @@ func plainDecimal(b []byte) (float64, bool) {
 }
 
 // pow10u holds the powers of ten below 2^64 that decimalWords divides by.
-var pow10u = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16}
+// It has 32 entries so that an index masked with 31 needs no bounds
+// check; those past 10^16 are never read.
+var pow10u = [32]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16}
 
 // Eight bytes of one value each, for the byte-parallel tests of
 // decimalWords.
@@ -182,6 +184,7 @@ const (
 	lows8   = 0x7f7f7f7f7f7f7f7f
 	highs8  = 0x8080808080808080
 	hinib8  = 0xf0f0f0f0f0f0f0f0
+	sixes8  = 0x0606060606060606
 )
 
 // decimalWords is plainDecimal for an unsigned body of 8 to 16 bytes (a
@@ -228,6 +231,60 @@ func decimalWords(body []byte) (m uint64, frac int, ok bool) {
 	return v - 9*d1*pow10u[frac], frac, true
 }
 
+// DecimalPair parses two arguments as ParseDouble would when both are
+// what clients send as coordinates: an optional sign and a body of 8 to
+// 16 bytes of at most 15 digits and at most one point (13.361389,
+// -122.419415). It is decimalWords and plainDecimal's arithmetic for both
+// in one function, without a call: in WebAssembly each of the three calls
+// a coordinate took (ParseDouble, plainDecimal, decimalWords) cost more
+// than its arithmetic. ok is false when either argument has another
+// form; the caller then parses both with ParseDouble. The values are
+// ParseDouble's, bit for bit: the digits make an integer below 2^53 and
+// the point a power of ten up to 10^15, both exact, so their quotient is
+// the correctly rounded value (Clinger's fast path).
+func DecimalPair(a, b []byte) (x, y float64, ok bool) {
+	s := a
+	for k := 0; ; k++ {
+		if len(s) == 0 {
+			return 0, 0, false
+		}
+		neg := b2u(s[0] == '-')
+		body := s[neg|b2u(s[0] == '+'):]
+		l := len(body)
+		if l < 8 || l > 16 {
+			return 0, 0, false
+		}
+		// decimalWords, inline (see there). (Its tests folded into one
+		// branch without && and || cost ~20 instructions more.)
+		lo := binary.LittleEndian.Uint64(body)
+		hi := binary.LittleEndian.Uint64(body[l-8:])>>(8*(16-l)) | zeros8<<(8*(l-8))
+		plo, phi := eqBytes(lo, points8), eqBytes(hi, points8)
+		points := bits.OnesCount64(plo) + bits.OnesCount64(phi)
+		lo, hi = lo+2*plo, hi+2*phi
+		if !digits8(lo) || !digits8(hi) || points > 1 || l-points > 15 {
+			return 0, 0, false
+		}
+		sh := uint(8 * (16 - l))
+		top := lo<<sh | zeros8>>(64-sh)
+		bot := hi<<sh | lo>>(64-sh)
+		m := eight(top)*1e8 + eight(bot)
+		frac := 0
+		if points != 0 {
+			q := bits.TrailingZeros64(plo) >> 3
+			if plo == 0 {
+				q = 8 + bits.TrailingZeros64(phi)>>3
+			}
+			frac = (l - 1 - q) & 15 // at most 15: the masks drop bounds checks
+			m -= 9 * (m / pow10u[(frac+1)&31]) * pow10u[frac]
+		}
+		f := float64(m) / pow10[frac&15] * (1 - 2*float64(neg))
+		if k != 0 {
+			return x, f, true
+		}
+		x, s = f, b
+	}
+}
+
 // eqBytes has 0x01 at each byte of w equal to that byte of c, 0 elsewhere.
 func eqBytes(w, c uint64) uint64 {
 	x := w ^ c
@@ -236,7 +293,7 @@ func eqBytes(w, c uint64) uint64 {
 
 // digits8 reports whether the eight bytes of w are all ASCII digits.
 func digits8(w uint64) bool {
-	return w&hinib8 == zeros8 && (w+0x0606060606060606)&hinib8 == zeros8
+	return w&hinib8 == zeros8 && (w+sixes8)&hinib8 == zeros8
 }
 
 // eight is the integer of the eight ASCII digits of w, the first in its

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -438,5 +439,80 @@ func TestZAddOption(t *testing.T) {
 			buf[i] = byte(rng.Uint32())
 		}
 		check(buf[:n])
+	}
+}
+
+// DecimalPair answers ParseDouble's values bit for bit, and strconv's,
+// whenever it takes a pair, over every short string of number characters
+// and many random and formatted numbers (each paired with the one
+// before), and takes every pair of plain decimals of 8 to 16 bytes with
+// at most 15 digits: coordinates as clients send them.
+func TestDecimalPair(t *testing.T) {
+	check := func(a, b []byte) bool {
+		x, y, ok := DecimalPair(a, b)
+		if !ok {
+			return false
+		}
+		for _, c := range []struct {
+			arg []byte
+			got float64
+		}{{a, x}, {b, y}} {
+			want, wok := ParseDouble(c.arg)
+			f, err := strconv.ParseFloat(string(c.arg), 64)
+			if !wok || err != nil || math.Float64bits(c.got) != math.Float64bits(want) || math.Float64bits(f) != math.Float64bits(want) {
+				t.Fatalf("DecimalPair(%q, %q) = %v, %v; ParseDouble %v, %v; ParseFloat %v, %v", a, b, x, y, want, wok, f, err)
+			}
+		}
+		return true
+	}
+	var prev []byte
+	taken := 0
+	for b := range numberInputs {
+		if check(prev, b) {
+			taken++
+		}
+		if check(b, b) {
+			taken++
+		}
+		prev = append(prev[:0], b...)
+	}
+	// Plain decimals of every length and point position the fast path
+	// takes, with signs, zeros and 15 digits, and random coordinates.
+	rng := rand.New(rand.NewPCG(20, 14))
+	plain := func(body int, point int, sign string) []byte {
+		b := []byte(sign)
+		for j := range body {
+			if j == point {
+				b = append(b, '.')
+			} else {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+		}
+		return b
+	}
+	for i := range 200000 {
+		body := 8 + i%9
+		point := rng.IntN(body + 1) // body: no point, if 15 digits or fewer
+		sign := []string{"", "-", "+"}[rng.IntN(3)]
+		a, b := plain(body, point, sign), strconv.AppendFloat(nil, rng.Float64()*170-85, 'f', 6, 64)
+		if i%7 == 0 {
+			a = bytes.ReplaceAll(a, []byte("9"), []byte("0")) // zeros, -0
+		}
+		valid := point < body || body <= 15
+		got := check(a, b)
+		if len(b) >= 8 && len(b) <= 17 && got != valid {
+			t.Fatalf("DecimalPair(%q, %q) took %v, want %v", a, b, got, valid)
+		}
+	}
+	for _, c := range [][2]string{
+		{"13.361389", "38.115556"}, {"-180.0000", "85.05112878"}, {"-0.000000", "+0.000000"},
+		{".123456789012345", "123456789012345."}, {"999999999999999.", "0.00000000000001"},
+		{"9007199254740993", "1.000000"}, {"12345678", "1234567"}, {"1.2.3456", "12345678"},
+		{"1234567e", "12345678"}, {" 1.23456", "12345678"}, {"12345678", ""},
+	} {
+		check([]byte(c[0]), []byte(c[1]))
+	}
+	if taken < 20000 {
+		t.Fatalf("only %d pairs taken", taken)
 	}
 }

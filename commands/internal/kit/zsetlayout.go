@@ -194,22 +194,31 @@ func zaddRecord(c *sdk.Ctx, key []byte, flags int64) (*codec.Call, uint32) {
 }
 
 // The ops of ZAddOne around its put, encoded once (codec.Prepared): the
-// size before, and the type tag after.
+// size before, and the type tag after. Both are short enough for
+// MapPutScoreBetween's word stores (7 and 16 bytes).
 var (
 	zaddSize = codec.Prepare(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue})
 	zaddTag  = codec.Prepare(codec.Op{Code: codec.OpPut, Bin: codec.BinType, Value: TagZSet})
 )
 
 // ZAddOne is ZAddCall of one member and its score without CH (flags NX
-// or XX or neither): the same request, built from prepared ops and one
-// MapPutScore, where the builder methods one by one were most of a
-// GEOADD's guest work in WebAssembly. The result is ZAddCall's.
+// or XX or neither): the same request, built from prepared ops around one
+// map put (codec.Call.MapPutScoreBetween), where the builder methods one
+// by one were most of a GEOADD's guest work in WebAssembly. The result is
+// ZAddCall's. Without flags (GEOADD's and ZADD's common form) it opens
+// the record itself rather than through zaddRecord: a call fewer.
 func ZAddOne(c *sdk.Ctx, key []byte, flags int64, member []byte, score float64) {
-	call, put := zaddRecord(c, key, flags)
-	if score == 0 {
-		score = 0 // -0 as 0, as StoreScore
+	var call *codec.Call
+	put := uint32(codec.MapWriteDefault | codec.MapOrderKeyValue)
+	if flags == 0 {
+		call = c.Record(key).Guard(codec.TypeZSet)
+	} else {
+		call, put = zaddRecord(c, key, flags)
 	}
-	call.Prepared(zaddSize).MapPutScore(codec.BinValue, put, member, score).Prepared(zaddTag)
+	// -0 as 0, as StoreScore, without a branch: -0 + 0 is +0 and x + 0
+	// is x for every other score.
+	score += 0
+	call.MapPutScoreBetween(zaddSize, codec.BinValue, put, member, score, zaddTag)
 }
 
 // ZAddCount is the reply of a ZAddCall that succeeded: the members added,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/respike/respike/commands/internal/cmdtest"
@@ -20,8 +19,6 @@ func fillHash(h *sdktest.Host, key string, n int) {
 
 // chiBound is a generous critical value for a chi-square statistic with df
 // degrees of freedom: six standard deviations above the mean.
-func chiBound(df int) float64 { return float64(df) + 6*math.Sqrt(2*float64(df)) }
-
 func TestHRandFieldErrors(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		cmdtest.Script(t, h, `
@@ -114,8 +111,8 @@ func TestHRandFieldSingleUniform(t *testing.T) {
 			if len(counts) != n {
 				t.Errorf("%d fields: drew %d distinct fields in %d draws", n, len(counts), draws)
 			}
-			if x := cmdtest.ChiSquare(counts, n, draws); x > chiBound(n-1) {
-				t.Errorf("%d fields: chi-square %.1f over %.1f: %v", n, x, chiBound(n-1), counts)
+			if x := cmdtest.ChiSquare(counts, n, draws); x > cmdtest.ChiBound(n-1) {
+				t.Errorf("%d fields: chi-square %.1f over %.1f: %v", n, x, cmdtest.ChiBound(n-1), counts)
 			}
 		}
 	})
@@ -149,10 +146,10 @@ func TestHRandFieldDistinctUniform(t *testing.T) {
 				}
 				first[got[0].(string)]++
 			}
-			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d fields: inclusion chi-square %.1f: %v", n, x, counts)
 			}
-			if x := cmdtest.ChiSquare(first, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(first, n, reps); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d fields: first-position chi-square %.1f: %v", n, x, first)
 			}
 		}
@@ -186,7 +183,7 @@ func TestHRandFieldRepeatsUniform(t *testing.T) {
 			if repeats == 0 {
 				t.Errorf("%d fields: no repeats in %d draws of %d", n, reps, k)
 			}
-			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d fields: chi-square %.1f: %v", n, x, counts)
 			}
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -22,8 +21,6 @@ func fillSet(h *sdktest.Host, key string, n int) {
 
 // chiBound is a generous critical value for a chi-square statistic with df
 // degrees of freedom: six standard deviations above the mean.
-func chiBound(df int) float64 { return float64(df) + 6*math.Sqrt(2*float64(df)) }
-
 func TestSPopSRandMemberErrors(t *testing.T) {
 	cmdtest.Each(t, func(t *testing.T, h *sdktest.Host) {
 		// Replies of SPOP with a count come in random order: compare sorted.
@@ -105,7 +102,7 @@ func TestSPopUniform(t *testing.T) {
 					t.Fatalf("SCARD after SPOP = %d", got)
 				}
 			}
-			if x := cmdtest.ChiSquare(counts, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d members: chi-square %.1f: %v", n, x, counts)
 			}
 		}
@@ -143,7 +140,7 @@ func TestSPopCountUniform(t *testing.T) {
 				}
 				h.Do("spop", "s", "1000") // empty it
 			}
-			if x := cmdtest.ChiSquare(counts, n, reps*k); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(counts, n, reps*k); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d members: chi-square %.1f: %v", n, x, counts)
 			}
 		}
@@ -264,7 +261,7 @@ func TestSRandMemberUniform(t *testing.T) {
 			for range draws {
 				single[cmdtest.DoParsed(t, h, "srandmember", key).(string)]++
 			}
-			if x := cmdtest.ChiSquare(single, n, draws); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(single, n, draws); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d members, single: chi-square %.1f: %v", n, x, single)
 			}
 			distinct, first, repeats := map[string]int{}, map[string]int{}, map[string]int{}
@@ -296,11 +293,11 @@ func TestSRandMemberUniform(t *testing.T) {
 				t.Errorf("%d members: a negative count never repeated", n)
 			}
 			for name, c := range map[string]map[string]int{"distinct": distinct, "repeats": repeats} {
-				if x := cmdtest.ChiSquare(c, n, reps*k); x > chiBound(n-1) {
+				if x := cmdtest.ChiSquare(c, n, reps*k); x > cmdtest.ChiBound(n-1) {
 					t.Errorf("%d members, %s: chi-square %.1f: %v", n, name, x, c)
 				}
 			}
-			if x := cmdtest.ChiSquare(first, n, reps); x > chiBound(n-1) {
+			if x := cmdtest.ChiSquare(first, n, reps); x > cmdtest.ChiBound(n-1) {
 				t.Errorf("%d members, first position: chi-square %.1f: %v", n, x, first)
 			}
 		}

@@ -8,6 +8,7 @@ package cmdtest
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,6 +232,20 @@ func ChiSquare(counts map[string]int, cells int, total int) float64 {
 	// Cells never drawn count too.
 	x += float64(cells-seen) * exp
 	return x
+}
+
+// ChiBound is the value a ChiSquare statistic with df degrees of freedom
+// exceeds with probability about 6e-8 when the draws are uniform (the
+// Wilson–Hilferty approximation of the chi-square quantile at z = 5.3).
+// Why not mean + 6σ: the chi-square's right tail is heavy at few degrees
+// of freedom, where that bound is passed once in ~3,000 fair runs (df 4),
+// and a suite of a dozen such checks failed now and then. A sampler that
+// is really biased lands far above either bound with the tests' draws.
+func ChiBound(df int) float64 {
+	k := float64(df)
+	c := 2 / (9 * k)
+	v := 1 - c + 5.3*math.Sqrt(c)
+	return k * v * v * v
 }
 
 // Spec is what a module's manifest must say of one command, as Redis 7.0's

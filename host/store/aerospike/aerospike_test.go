@@ -263,6 +263,18 @@ func waitFor(t *testing.T, s *Store, req *codec.Request, what string, check func
 	}
 }
 
+// storeVia opens a store whose only seed is the test proxy p, with short
+// timeouts, so that cutting p is the cluster going away.
+func storeVia(t *testing.T, p *proxy) *Store {
+	t.Helper()
+	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: testSet(),
+		ConnectTimeout: 500 * time.Millisecond, TotalTimeout: time.Second}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestClusterComesAndGoes starts the store against a port where nothing
 // listens yet, then lets the server appear there, go away and come back:
 // the store must connect on its own, answer BackendUnavail at once while the
@@ -274,11 +286,7 @@ func TestClusterComesAndGoes(t *testing.T) {
 	}
 	p := &proxy{t: t, addr: refusedAddr(t), target: addr}
 	defer p.cut()
-	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: testSet(),
-		ConnectTimeout: 500 * time.Millisecond, TotalTimeout: time.Second}, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeVia(t, p)
 	defer s.Close()
 	get := &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: []byte("comes-and-goes"), Ops: []codec.Op{{Code: codec.OpGet, Bin: "v"}}}}}
 	var resp codec.Response

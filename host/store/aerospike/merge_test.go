@@ -186,11 +186,7 @@ func TestMergedRowsClusterGone(t *testing.T) {
 	p := &proxy{t: t, addr: refusedAddr(t), target: addr}
 	p.start()
 	defer p.cut()
-	s, err := New(context.Background(), Config{Hosts: []string{p.addr}, Namespace: testNamespace(), Set: testSet(),
-		ConnectTimeout: 500 * time.Millisecond, TotalTimeout: time.Second}, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storeVia(t, p)
 	defer s.Close()
 	get := &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{{Key: []byte("merge:gone"), Ops: []codec.Op{{Code: codec.OpGet, Bin: "v"}}}}}
 	waitFor(t, s, get, "connect", func(r *codec.Response, _ time.Duration) bool {

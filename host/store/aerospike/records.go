@@ -853,25 +853,19 @@ func finishMerged(es []member, head int, chain []int, br *as.BatchRecord) {
 	rc := br.ResultCode
 	switch {
 	case rc == types.OK && br.Record != nil:
-		var pos map[string]int // entries of each bin taken by earlier members
+		pos := make(map[string]int, 2) // entries of each bin taken by earlier members
 		for i := head; i >= 0; i = chain[i] {
 			e := &es[i]
-			bins := make(as.BinMap, 2)
-			for k, s := range e.p.slots {
-				if !s.entry || firstEntry(e.p.slots, k) != k {
-					continue
+			n := make(map[string]int, 2) // this member's entries per bin
+			for _, s := range e.p.slots {
+				if s.entry {
+					n[s.bin]++
 				}
-				n := 0
-				for _, o := range e.p.slots {
-					if o.entry && o.bin == s.bin {
-						n++
-					}
-				}
-				if pos == nil {
-					pos = make(map[string]int, 2)
-				}
-				bins[s.bin] = entryRange(br.Record.Bins, s.bin, pos[s.bin], n)
-				pos[s.bin] += n
+			}
+			bins := make(as.BinMap, len(n))
+			for bin, k := range n {
+				bins[bin] = entryRange(br.Record.Bins, bin, pos[bin], k)
+				pos[bin] += k
 			}
 			if e.failed() {
 				continue
@@ -894,16 +888,6 @@ func finishMerged(es []member, head int, chain []int, br *as.BatchRecord) {
 			}
 		}
 	}
-}
-
-// firstEntry is the first slot of slots answering for the bin of slots[i].
-func firstEntry(slots []slot, i int) int {
-	for j := range slots[:i] {
-		if slots[j].entry && slots[j].bin == slots[i].bin {
-			return j
-		}
-	}
-	return i
 }
 
 // entryRange is bin's answers from the n-th on, count of them, as a

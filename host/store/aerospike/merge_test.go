@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	as "github.com/aerospike/aerospike-client-go/v8"
+
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/store"
 )
@@ -162,15 +164,87 @@ func TestMergedRows(t *testing.T) {
 		}
 	})
 
-	t.Run("not merged", func(t *testing.T) {
-		// DeleteIfEmpty: an SREM that empties the set, then an SADD:
-		// rows, so the SADD finds the record gone and creates it.
-		srem := codec.Call{Key: []byte("merge:one"), Policy: codec.Policy{Guard: codec.TypeSet, DeleteIfEmpty: codec.BinValue}, Ops: []codec.Op{
-			{Code: codec.OpMapRemoveByKeys, Bin: codec.BinValue, Return: codec.ReturnCount, Values: []codec.Value{codec.Bytes([]byte("a"))}}}}
-		exec(t, s, saddCall("merge:one", "a"), codec.OK)
-		_, nc, nr := execTogether(t, s, []codec.Call{srem, saddCall("merge:one", "b")})
+	srem := func(key, member string) codec.Call {
+		return codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeSet, DeleteIfEmpty: codec.BinValue}, Ops: []codec.Op{
+			{Code: codec.OpMapSize, Bin: codec.BinValue},
+			{Code: codec.OpMapRemoveByKeys, Bin: codec.BinValue, Return: codec.ReturnNone, Values: []codec.Value{codec.Bytes([]byte(member))}},
+			{Code: codec.OpMapSize, Bin: codec.BinValue}}}
+	}
+	sizes := func(r codec.Result) [2]int64 { return [2]int64{r.IntAt(0), r.IntAt(len(r.Values) - 1)} }
+
+	t.Run("DeleteIfEmpty", func(t *testing.T) {
+		// An SREM that empties the set, an SADD, an SREM of a member
+		// that is not there, merged: the record loses its bins between
+		// the first two, as the SREM's row would have deleted it, and the
+		// SADD makes it again from nothing: the set's exact expiry is
+		// gone with it.
+		const key = "merge:one"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		exec(t, s, saddCall(key, "a"), codec.OK)
+		k, err := as.NewKey(s.cfg.Namespace, s.set(0), []byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wp := as.NewWritePolicy(0, 0)
+		if err := s.client.Load().PutBins(wp, k, as.NewBin(codec.BinExpire, now.Add(time.Hour).UnixMilli())); err != nil {
+			t.Fatal(err)
+		}
+		res, nc, nr := execTogether(t, s, []codec.Call{srem(key, "a"), saddCall(key, "b"), srem(key, "x")})
+		if nc != 1 || nr != 1 {
+			t.Errorf("%d batch calls of %d records, want 1 of 1 (merged)", nc, nr)
+		}
+		for i, want := range [][2]int64{{1, 0}, {0, 1}, {1, 1}} {
+			if r := res[i]; r.Code != codec.OK || sizes(r) != want {
+				t.Errorf("command %d: code %d %s, sizes %v, want %v", i, r.Code, r.Msg, sizes(r), want)
+			}
+		}
+		rec, err := s.client.Load().Get(nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rec.Bins[codec.BinExpire]; ok || rec.Bins[codec.BinType] != codec.TypeSet || len(rec.Bins) != 2 {
+			t.Errorf("the record made again holds %v, want the type and the member only", rec.Bins)
+		}
+		r := exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}, codec.OK)
+		if l := r.Value(0).List; len(l) != 2 || string(l[0].Bytes) != "b" {
+			t.Errorf("the set holds %v, want b alone", l)
+		}
+	})
+
+	t.Run("DeleteIfEmpty, emptied", func(t *testing.T) {
+		// Two SREMs of the last member: the first empties and deletes
+		// the record, the second finds nothing, as its row would.
+		const key = "merge:two"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		exec(t, s, saddCall(key, "a"), codec.OK)
+		res, nc, nr := execTogether(t, s, []codec.Call{srem(key, "a"), srem(key, "a")})
+		if nc != 1 || nr != 1 {
+			t.Errorf("%d batch calls of %d records, want 1 of 1 (merged)", nc, nr)
+		}
+		if r := res[0]; r.Code != codec.OK || sizes(r) != [2]int64{1, 0} {
+			t.Errorf("first SREM: code %d %s, sizes %v, want [1 0]", r.Code, r.Msg, sizes(r))
+		}
+		if r := res[1]; (r.Code != codec.OK && r.Code != codec.NotFound) || sizes(r) != [2]int64{0, 0} {
+			t.Errorf("second SREM: code %d %s, sizes %v, want nothing", r.Code, r.Msg, sizes(r))
+		}
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinType}}}, codec.NotFound)
+	})
+
+	t.Run("update-only not merged", func(t *testing.T) {
+		// An SPOP (update-only: a missing record answers NotFound) after
+		// an SREM that may empty the set: rows, so the SPOP finds the
+		// record gone if the SREM deleted it.
+		const key = "merge:three"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		exec(t, s, saddCall(key, "a"), codec.OK)
+		spop := codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeSet, Exists: codec.ExistsUpdateOnly, DeleteIfEmpty: codec.BinValue}, Ops: []codec.Op{
+			{Code: codec.OpMapRemoveByIndex, Bin: codec.BinValue, Return: codec.ReturnKey, Index: 0, Count: 1}}}
+		res, nc, nr := execTogether(t, s, []codec.Call{srem(key, "a"), spop})
 		if nc != 1 || nr != 2 {
 			t.Errorf("%d batch calls of %d records, want 1 of 2 (not merged)", nc, nr)
+		}
+		if r := res[1]; r.Code != codec.NotFound {
+			t.Errorf("SPOP after the SREM that emptied the set: code %d %s, want NotFound", r.Code, r.Msg)
 		}
 	})
 }

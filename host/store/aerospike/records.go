@@ -783,18 +783,31 @@ func runEntries(es []member) {
 
 // mergeTarget returns the record of recs (the batch call being built)
 // that es[i], a write, can join, or -1. Rows of different requests on one
-// record that share a batch call (a hot key's SADDs, HSETs, ZADDs, LPUSHes
-// from many clients) each rewrite the whole record on the server, which at
-// tens of thousands of members is most of what the command costs; merged
-// into one operate of all their ops, in order, they rewrite it once, with
-// the same effect as the rows one after another. Only writes with the same
-// policy merge (the same filter, so the same millisecond's expiry filter,
-// TTL; no generation check; update, not create-only or replace), and only
-// calls whose result is
-// read from their own ops alone: no overflow bound (its diagnosis), no
-// read of all bins, no kept expiry, no HLL raise, no list-item or size
-// expectation, no DeleteIfEmpty (whose deletion of the record would fall
-// between the rows).
+// record that share a batch call (a hot key's SADDs, HSETs, ZADDs, LPUSHes,
+// SREMs from many clients) each rewrite the whole record on the server,
+// which at tens of thousands of members is most of what the command costs;
+// merged into one operate of all their ops, in order, they rewrite it
+// once, with the same effect as the rows one after another. Only writes
+// with the same policy merge (the same filter, so the same millisecond's
+// expiry filter, TTL; no generation check; update, not create-only or
+// replace), and only calls whose result is read from their own ops alone:
+// no overflow bound (its diagnosis), no read of all bins, no kept expiry,
+// no HLL raise, no list-item or size expectation.
+//
+// A DeleteIfEmpty call (SREM, HDEL, ZREM) merges with its delete ops right
+// after its own, so a record it empties loses its bins there, between the
+// rows, as its row would have deleted it: a later member that writes (an
+// SADD) makes the record again from nothing, with only its own bins (no
+// type or exact expiry left over), and one that removes finds nothing, as
+// its row would have found no record. The operate's outcome differs from
+// the rows' only in what no command answers from: a record emptied and
+// made again keeps counting generations. What a merged operate cannot do
+// is answer one member "no record" when an earlier one emptied it: its
+// exists check is the operate's, once, at the start. So a DeleteIfEmpty
+// member must be a plain update (mergeable), and then, as members share
+// one policy, no update-only member (SPOP, LPOP, ZPOPMIN: the record must
+// exist; a multi-key pop reads "no record" as "try the next key") follows
+// one that may empty the record.
 func mergeTarget(es []member, recs []as.BatchRecordIfc, idx []int, i int, wp *as.BatchWritePolicy) int {
 	e := &es[i]
 	if !mergeable(e.p) {
@@ -834,8 +847,15 @@ func mergeable(p *plan) bool {
 	if p.exists != as.UPDATE && p.exists != as.UPDATE_ONLY {
 		return false
 	}
-	for _, s := range p.slots {
-		if s.op < 0 || s.bin == "" || s.geo != nil {
+	if p.delEmpty && p.exists != as.UPDATE {
+		return false // mergeTarget says why
+	}
+	hidden := len(p.slots) // DeleteIfEmpty's ops, the last three, may merge
+	if p.delEmpty {
+		hidden -= 3
+	}
+	for k, s := range p.slots {
+		if (s.op < 0 && k < hidden) || s.bin == "" || s.geo != nil {
 			return false
 		}
 	}

@@ -81,6 +81,9 @@ type plan struct {
 	// adds: the call has an add (OpAdd, OpMapIncrement), the only ops
 	// that read tracks and notes; without one a plain put keeps none.
 	adds bool
+	// delEmpty: the last three ops are DeleteIfEmpty's (deleteEmptyOps),
+	// which a merged operate runs right after the call's own ops.
+	delEmpty bool
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -95,7 +98,7 @@ func (p *plan) reset() {
 	p.slots = p.slots[:0]
 	p.tracks = p.tracks[:0]
 	p.notes = p.notes[:0]
-	p.cleared, p.adds = false, false
+	p.cleared, p.adds, p.delEmpty = false, false, false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
@@ -478,6 +481,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 		p.add(ops[0], slot{bin: codec.BinType, op: -1, entry: true})
 		p.add(ops[1], slot{bin: codec.BinExpire, op: -1, entry: true})
 		p.add(ops[2], slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
+		p.delEmpty = true
 	}
 
 	// Expected items join the guard: a diagnosis of an overflow bound

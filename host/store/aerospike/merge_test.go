@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,9 +62,8 @@ func TestMergedRows(t *testing.T) {
 	if s.co == nil {
 		t.Skip("gathering off")
 	}
-	// One clock for every request: rows merge only with the same expiry
-	// filter, which is per millisecond, and a subtest's requests could
-	// straddle one (then they go as rows, and the counts below differ).
+	// One clock for every request, but where a subtest moves it: the
+	// expiry filters of requests that straddle a millisecond differ.
 	now := time.Now()
 	s.now = func() time.Time { return now }
 	exec(t, s, codec.Call{Key: []byte("merge:set"), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
@@ -228,6 +228,60 @@ func TestMergedRows(t *testing.T) {
 			t.Errorf("second SREM: code %d %s, sizes %v, want nothing", r.Code, r.Msg, sizes(r))
 		}
 		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinType}}}, codec.NotFound)
+	})
+
+	t.Run("milliseconds apart", func(t *testing.T) {
+		// Each request planned 5 ms after the one before: their expiry
+		// filters differ, and they still merge, in order.
+		const key = "merge:ms"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		var tick atomic.Int64
+		s.now = func() time.Time { return now.Add(time.Duration(tick.Add(1)-1) * 5 * time.Millisecond) }
+		defer func() { s.now = func() time.Time { return now } }()
+		var calls []codec.Call
+		for i := 0; i < 4; i++ {
+			calls = append(calls, saddCall(key, fmt.Sprint("m", i)))
+		}
+		res, nc, nr := execTogether(t, s, calls)
+		if nc != 1 || nr != 1 {
+			t.Errorf("%d batch calls of %d records, want 1 of 1 (merged)", nc, nr)
+		}
+		for i, r := range res {
+			if r.Code != codec.OK || r.IntAt(0) != int64(i) || r.IntAt(2) != int64(i+1) {
+				t.Errorf("SADD %d: code %d %s, size %d before, %d after", i, r.Code, r.Msg, r.IntAt(0), r.IntAt(2))
+			}
+		}
+	})
+
+	t.Run("expired between", func(t *testing.T) {
+		// The set's exact expiry falls between two SADDs' milliseconds:
+		// the first sees it live and adds to it, the second sees it
+		// expired and makes a new set, as their rows would have. Merged,
+		// the later filter fails the operate and each runs alone.
+		const key = "merge:msx"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		exec(t, s, saddCall(key, "a"), codec.OK)
+		k, err := as.NewKey(s.cfg.Namespace, s.set(0), []byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.client.Load().PutBins(as.NewWritePolicy(0, 0), k, as.NewBin(codec.BinExpire, now.Add(2*time.Millisecond).UnixMilli())); err != nil {
+			t.Fatal(err)
+		}
+		var tick atomic.Int64
+		s.now = func() time.Time { return now.Add(time.Duration(tick.Add(1)-1) * 5 * time.Millisecond) }
+		defer func() { s.now = func() time.Time { return now } }()
+		res, _, _ := execTogether(t, s, []codec.Call{saddCall(key, "b"), saddCall(key, "c")})
+		if r := res[0]; r.Code != codec.OK || r.IntAt(0) != 1 || r.IntAt(2) != 2 {
+			t.Errorf("SADD before the expiry: code %d %s, size %d before, %d after; want 1, 2", r.Code, r.Msg, r.IntAt(0), r.IntAt(2))
+		}
+		if r := res[1]; r.Code != codec.OK || r.IntAt(0) != 0 || r.IntAt(2) != 1 {
+			t.Errorf("SADD after the expiry: code %d %s, size %d before, %d after; want 0, 1", r.Code, r.Msg, r.IntAt(0), r.IntAt(2))
+		}
+		r := exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinValue}}}, codec.OK)
+		if l := r.Value(0).List; len(l) != 2 || string(l[0].Bytes) != "c" {
+			t.Errorf("the set holds %v, want c alone", l)
+		}
 	})
 
 	t.Run("update-only not merged", func(t *testing.T) {

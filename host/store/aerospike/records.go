@@ -74,6 +74,7 @@ func (x *execCtx) plan(req *codec.Request, resp *codec.Response) (*[]plan, int) 
 			// had expired or not: no expiry filter, so that the server
 			// replaces without reading the old record's bins.
 		case p.sharedExp:
+			p.liveOf, p.liveMs = p.filter, now
 			p.withLiveShared(x.s.tr.live.get(now), &x.s.tr.live)
 		default:
 			p.withLive(x.s.tr.live.get(now))
@@ -696,7 +697,7 @@ func runEntries(es []member) {
 			continue
 		case p.write:
 			wp := bs.writePolicy(p)
-			if j := mergeTarget(es, recs, idx, i, wp); j >= 0 {
+			if j := mergeTarget(es, recs, idx, chain, i, wp); j >= 0 {
 				if chain == nil {
 					chain = make([]int, len(es))
 					for k := range chain {
@@ -790,7 +791,8 @@ func runEntries(es []member) {
 // once, with the same effect as the rows one after another. Only writes
 // with the same policy merge (the same filter, so the same millisecond's
 // expiry filter, TTL; no generation check; update, not create-only or
-// replace), and only calls whose result is read from their own ops alone:
+// replace; the expiry filter may be of different milliseconds:
+// sameButMs), and only calls whose result is read from their own ops alone:
 // no overflow bound (its diagnosis), no read of all bins, no kept expiry,
 // no HLL raise, no list-item or size expectation.
 //
@@ -808,7 +810,7 @@ func runEntries(es []member) {
 // one policy, no update-only member (SPOP, LPOP, ZPOPMIN: the record must
 // exist; a multi-key pop reads "no record" as "try the next key") follows
 // one that may empty the record.
-func mergeTarget(es []member, recs []as.BatchRecordIfc, idx []int, i int, wp *as.BatchWritePolicy) int {
+func mergeTarget(es []member, recs []as.BatchRecordIfc, idx, chain []int, i int, wp *as.BatchWritePolicy) int {
 	e := &es[i]
 	if !mergeable(e.p) {
 		return -1
@@ -818,12 +820,44 @@ func mergeTarget(es []member, recs []as.BatchRecordIfc, idx []int, i int, wp *as
 		if !o.p.write || !sameRecord(o, e) {
 			continue
 		}
-		if w, ok := recs[j].(*as.BatchWrite); ok && w.Policy == wp && mergeable(o.p) {
+		w, ok := recs[j].(*as.BatchWrite)
+		if !ok || !mergeable(o.p) {
+			return -1 // the record's last row cannot take it
+		}
+		if w.Policy == wp {
 			return j
 		}
-		return -1 // the record's last row cannot take it
+		if sameButMs(o.p, e.p, w.Policy, wp) {
+			// The operate runs after both milliseconds: the later one's
+			// expiry filter, the stricter, checks all its members. A
+			// record that expired between them fails it, and each
+			// member runs alone, with its own (finishMerged).
+			latest := int64(0) // the record's filter's millisecond
+			for k := idx[j]; k >= 0; k = next(chain, k) {
+				latest = max(latest, es[k].p.liveMs)
+			}
+			if e.p.liveMs > latest {
+				w.Policy = wp
+			}
+			return j
+		}
+		return -1
 	}
 	return -1
+}
+
+// sameButMs reports whether two writes' batch policies, a's pa and b's pb,
+// differ only in the millisecond of their expiry filters: the same shared
+// guard under it, and the same everything else. Calls a batch call gathers
+// come from the last millisecond or two, so a hot key's rows would
+// otherwise merge only in runs of one millisecond.
+func sameButMs(a, b *plan, pa, pb *as.BatchWritePolicy) bool {
+	if a.liveMs == 0 || b.liveMs == 0 || a.liveOf != b.liveOf {
+		return false
+	}
+	qa, qb := *pa, *pb
+	qa.FilterExpression, qb.FilterExpression = nil, nil
+	return qa == qb
 }
 
 // next is the member after es[i] in its merged record, or -1.

@@ -70,8 +70,14 @@ type plan struct {
 	// sharedExp: filter and guard (if any) are shared expressions of the
 	// translator's caches, so their AND with live can be cached too.
 	sharedExp bool
-	keepX     bool           // a replacing TTLKeep write: keeps x (keepExpiry)
-	hll       *as.Expression // OpHLLRaise's diagnosis read (hll.go), or nil
+	// liveOf, liveMs: when filter is liveOf (a shared expression, or nil)
+	// AND-ed with the expiry filter of millisecond liveMs; liveOf is
+	// meaningful only where liveMs is not 0. Writes whose filters differ
+	// only in the millisecond merge (mergeTarget).
+	liveOf *as.Expression
+	liveMs int64
+	keepX  bool           // a replacing TTLKeep write: keeps x (keepExpiry)
+	hll    *as.Expression // OpHLLRaise's diagnosis read (hll.go), or nil
 	// hllFilter is OpHLLRaise's filter, which stands for the guard and
 	// the expiry filter (hll.go).
 	hllFilter *as.Expression
@@ -102,7 +108,7 @@ func (p *plan) reset() {
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
-	p.sharedExp = false
+	p.sharedExp, p.liveOf, p.liveMs = false, nil, 0
 	p.expects = p.expects[:0]
 	p.static, p.staticMsg = codec.OK, ""
 }

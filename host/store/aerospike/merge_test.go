@@ -284,6 +284,36 @@ func TestMergedRows(t *testing.T) {
 		}
 	})
 
+	t.Run("pops", func(t *testing.T) {
+		// Three SPOPs of a two-member set (update-only, DeleteIfEmpty):
+		// merged, the third runs after the second emptied the record and
+		// answers NotFound, as its row would have found no record.
+		const key = "merge:pops"
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpDelete}}}, codec.OK, codec.NotFound)
+		exec(t, s, saddCall(key, "a"), codec.OK)
+		exec(t, s, saddCall(key, "b"), codec.OK)
+		spop := codec.Call{Key: []byte(key), Policy: codec.Policy{Guard: codec.TypeSet, Exists: codec.ExistsUpdateOnly, DeleteIfEmpty: codec.BinValue}, Ops: []codec.Op{
+			{Code: codec.OpMapRemoveByIndex, Bin: codec.BinValue, Return: codec.ReturnKey, Index: 0, Count: 1}}}
+		res, nc, nr := execTogether(t, s, []codec.Call{spop, spop, spop})
+		if nc != 1 || nr != 1 {
+			t.Errorf("%d batch calls of %d records, want 1 of 1 (merged)", nc, nr)
+		}
+		var got []string
+		for i, r := range res[:2] {
+			if r.Code != codec.OK || len(r.Value(0).List) != 1 {
+				t.Fatalf("SPOP %d: code %d %s, %v", i, r.Code, r.Msg, r.Value(0))
+			}
+			got = append(got, string(r.Value(0).List[0].Bytes))
+		}
+		if fmt.Sprint(got) != "[a b]" {
+			t.Errorf("SPOPs took %v, want [a b]", got)
+		}
+		if r := res[2]; r.Code != codec.NotFound {
+			t.Errorf("SPOP of the emptied set: code %d %s %v, want NotFound", r.Code, r.Msg, r.Value(0))
+		}
+		exec(t, s, codec.Call{Key: []byte(key), Ops: []codec.Op{{Code: codec.OpGet, Bin: codec.BinType}}}, codec.NotFound)
+	})
+
 	t.Run("update-only not merged", func(t *testing.T) {
 		// An SPOP (update-only: a missing record answers NotFound) after
 		// an SREM that may empty the set: rows, so the SPOP finds the

@@ -632,6 +632,10 @@ type member struct {
 	res   *codec.Result
 	key   *as.Key
 	fatal *error // the request's failure (an *errFatal); its other calls stop
+	// probe: merged into another's operate, the member's ops follow a
+	// read of the type bin, which tells whether a member before it
+	// emptied the record (mergeTarget).
+	probe bool
 }
 
 // failed reports whether the entry's request has failed as a whole; its
@@ -697,7 +701,7 @@ func runEntries(es []member) {
 			continue
 		case p.write:
 			wp := bs.writePolicy(p)
-			if j := mergeTarget(es, recs, idx, chain, i, wp); j >= 0 {
+			if j, probe := mergeTarget(es, recs, idx, chain, i, wp); j >= 0 {
 				if chain == nil {
 					chain = make([]int, len(es))
 					for k := range chain {
@@ -712,7 +716,12 @@ func runEntries(es []member) {
 				w := recs[j].(*as.BatchWrite)
 				// A full slice: the first append copies, so no plan's
 				// ops are written to.
-				w.Ops = append(w.Ops[:len(w.Ops):len(w.Ops)], p.ops...)
+				w.Ops = w.Ops[:len(w.Ops):len(w.Ops)]
+				if probe {
+					e.probe = true
+					w.Ops = append(w.Ops, probeOp)
+				}
+				w.Ops = append(w.Ops, p.ops...)
 				if e.x.deadline.Before(first.deadline) {
 					first = e.x
 				}
@@ -783,7 +792,8 @@ func runEntries(es []member) {
 }
 
 // mergeTarget returns the record of recs (the batch call being built)
-// that es[i], a write, can join, or -1. Rows of different requests on one
+// that es[i], a write, can join, or -1, and whether es[i] needs a probe
+// there (below). Rows of different requests on one
 // record that share a batch call (a hot key's SADDs, HSETs, ZADDs, LPUSHes,
 // SREMs from many clients) each rewrite the whole record on the server,
 // which at tens of thousands of members is most of what the command costs;
@@ -804,17 +814,21 @@ func runEntries(es []member) {
 // its row would have found no record. The operate's outcome differs from
 // the rows' only in what no command answers from: a record emptied and
 // made again keeps counting generations. What a merged operate cannot do
-// is answer one member "no record" when an earlier one emptied it: its
-// exists check is the operate's, once, at the start. So a DeleteIfEmpty
-// member must be a plain update (mergeable), and then, as members share
-// one policy, no update-only member (SPOP, LPOP, ZPOPMIN: the record must
-// exist; a multi-key pop reads "no record" as "try the next key") follows
-// one that may empty the record.
-func mergeTarget(es []member, recs []as.BatchRecordIfc, idx, chain []int, i int, wp *as.BatchWritePolicy) int {
+// by itself is answer a member "no record" when an earlier one emptied it:
+// its exists check is the operate's, once, at the start. An update-only
+// member (SPOP, LPOP, ZPOPMIN: the record must exist, and a multi-key pop
+// reads "no record" as "try the next key") after one that may empty the
+// record therefore merges only when its ops read or remove (they change
+// nothing on a record that is gone), and after a read of the type bin (its
+// probe): when that finds nothing, an earlier member emptied the record,
+// and the member answers NotFound, as its row would have. Members of one
+// record share its policy, so its exists action.
+func mergeTarget(es []member, recs []as.BatchRecordIfc, idx, chain []int, i int, wp *as.BatchWritePolicy) (int, bool) {
 	e := &es[i]
 	if !mergeable(e.p) {
-		return -1
+		return -1, false
 	}
+	probe := false
 	for j := len(recs) - 1; j >= 0; j-- {
 		o := &es[idx[j]]
 		if !o.p.write || !sameRecord(o, e) {
@@ -822,29 +836,38 @@ func mergeTarget(es []member, recs []as.BatchRecordIfc, idx, chain []int, i int,
 		}
 		w, ok := recs[j].(*as.BatchWrite)
 		if !ok || !mergeable(o.p) {
-			return -1 // the record's last row cannot take it
+			return -1, false // the record's last row cannot take it
 		}
-		if w.Policy == wp {
-			return j
+		same := w.Policy == wp
+		if !same && !sameButMs(o.p, e.p, w.Policy, wp) {
+			return -1, false
 		}
-		if sameButMs(o.p, e.p, w.Policy, wp) {
+		latest, empties := int64(0), false // the record's filter's millisecond; a member may empty it
+		for k := idx[j]; k >= 0; k = next(chain, k) {
+			latest = max(latest, es[k].p.liveMs)
+			empties = empties || es[k].p.delEmpty
+		}
+		if empties && e.p.exists == as.UPDATE_ONLY {
+			if !e.p.removes {
+				return -1, false
+			}
+			probe = true
+		}
+		if !same && e.p.liveMs > latest {
 			// The operate runs after both milliseconds: the later one's
 			// expiry filter, the stricter, checks all its members. A
 			// record that expired between them fails it, and each
 			// member runs alone, with its own (finishMerged).
-			latest := int64(0) // the record's filter's millisecond
-			for k := idx[j]; k >= 0; k = next(chain, k) {
-				latest = max(latest, es[k].p.liveMs)
-			}
-			if e.p.liveMs > latest {
-				w.Policy = wp
-			}
-			return j
+			w.Policy = wp
 		}
-		return -1
+		return j, probe
 	}
-	return -1
+	return -1, false
 }
+
+// probeOp reads the type bin, which every record respike writes has,
+// before a merged member's ops (member.probe).
+var probeOp = as.GetBinOp(codec.BinType)
 
 // sameButMs reports whether two writes' batch policies, a's pa and b's pb,
 // differ only in the millisecond of their expiry filters: the same shared
@@ -881,7 +904,7 @@ func mergeable(p *plan) bool {
 	if p.exists != as.UPDATE && p.exists != as.UPDATE_ONLY {
 		return false
 	}
-	if p.delEmpty && p.exists != as.UPDATE {
+	if p.delEmpty && p.exists != as.UPDATE && !p.removes {
 		return false // mergeTarget says why
 	}
 	hidden := len(p.slots) // DeleteIfEmpty's ops, the last three, may merge
@@ -910,6 +933,11 @@ func finishMerged(es []member, head int, chain []int, br *as.BatchRecord) {
 		pos := make(map[string]int, 2) // entries of each bin taken by earlier members
 		for i := head; i >= 0; i = chain[i] {
 			e := &es[i]
+			gone := false // a member before it emptied the record
+			if e.probe {
+				gone = entry(br.Record.Bins, codec.BinType, pos[codec.BinType]) == nil
+				pos[codec.BinType]++
+			}
 			n := make(map[string]int, 2) // this member's entries per bin
 			for _, s := range e.p.slots {
 				if s.entry {
@@ -922,6 +950,12 @@ func finishMerged(es []member, head int, chain []int, br *as.BatchRecord) {
 				pos[bin] += k
 			}
 			if e.failed() {
+				continue
+			}
+			if gone {
+				// Its ops found nothing and changed nothing (removals);
+				// its row would have found no record.
+				e.finished(e.x.finish(e.call, e.p, e.key, nil, errNotFound, e.res, true))
 				continue
 			}
 			rec := &as.Record{Key: br.Record.Key, Bins: bins, Generation: br.Record.Generation, Expiration: br.Record.Expiration}

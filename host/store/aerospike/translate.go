@@ -90,6 +90,9 @@ type plan struct {
 	// delEmpty: the last three ops are DeleteIfEmpty's (deleteEmptyOps),
 	// which a merged operate runs right after the call's own ops.
 	delEmpty bool
+	// removes: every op of the call reads or removes: on a record that
+	// is gone it changes nothing (a pop; mergeTarget).
+	removes bool
 
 	// static, when not OK, is the call's answer without asking the server
 	// (malformed call, overflow decided by the call's own values).
@@ -104,7 +107,7 @@ func (p *plan) reset() {
 	p.slots = p.slots[:0]
 	p.tracks = p.tracks[:0]
 	p.notes = p.notes[:0]
-	p.cleared, p.adds, p.delEmpty = false, false, false
+	p.cleared, p.adds, p.delEmpty, p.removes = false, false, false, false
 	p.write, p.getAll = false, -1
 	p.exists, p.expire, p.gen = as.UPDATE, 0, 0
 	p.guard, p.bound, p.filter, p.live, p.keepX, p.hll, p.hllFilter = nil, nil, nil, nil, false, nil, nil
@@ -488,6 +491,7 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 		p.add(ops[1], slot{bin: codec.BinExpire, op: -1, entry: true})
 		p.add(ops[2], slot{bin: pol.DeleteIfEmpty, op: -1, entry: true})
 		p.delEmpty = true
+		p.removes = onlyRemoves(call)
 	}
 
 	// Expected items join the guard: a diagnosis of an overflow bound
@@ -533,6 +537,23 @@ func (t *translator) translate(call *codec.Call, p *plan, nowMs int64) {
 	default:
 		p.filter = p.bound
 	}
+}
+
+// onlyRemoves reports whether every op of call reads or removes items:
+// ops that change nothing on a missing bin, and make none.
+func onlyRemoves(call *codec.Call) bool {
+	for i := range call.Ops {
+		switch c := call.Ops[i].Code; c {
+		case codec.OpMapRemoveByKeys, codec.OpMapRemoveByIndex, codec.OpMapRemoveByRank,
+			codec.OpMapRemoveByValueRange, codec.OpMapRemoveByKeyRange,
+			codec.OpListRemoveByIndex, codec.OpListRemoveByValue:
+		default:
+			if c.Writes() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // onlyPlainPuts reports whether every op of call writes a scalar value to a

@@ -33,7 +33,9 @@ import "strconv"
 // than answering an error the first time a command ends with one.
 //
 // 8 adds recipe actions (ActFirst, ActLen, ActFirstLen, ActFirstEach,
-// ActNulls). Modules of versions 3 to 7 never use them and run unchanged; a host that speaks only 7 refuses a
+// ActNulls) and final answers inside a batch (BatchFinals). Modules of
+// versions 3 to 7 use neither (the host sets BatchFinals only for a
+// module of version 8 or later) and run unchanged; a host that speaks only 7 refuses a
 // module of version 8 by its version, rather than answering "malformed
 // recipe" the first time a command uses a new action.
 const ABIVersion = 8

@@ -212,9 +212,10 @@ func (e *engine) batch(msg []byte) []byte {
 		replyHost(doneError("ERR respike: malformed batch message")[1:])
 		return nil
 	}
+	finals := codec.BatchFlags(msg)&codec.BatchFinals != 0
 	for i := 0; i < n; {
 		var ans []byte
-		if i, ans = e.runBatch(msg, i, n); ans != nil {
+		if i, ans = e.runBatch(msg, i, n, finals); ans != nil {
 			return ans
 		}
 	}
@@ -224,8 +225,10 @@ func (e *engine) batch(msg []byte) []byte {
 // runBatch runs the batch's commands from i until one waits, one panics,
 // or the batch ends, and returns the index of the next command to run and
 // the answer of the one that waits. Commands that reply at once share one
-// Ctx: it is released (and its buffers trimmed) once, at the end.
-func (e *engine) runBatch(msg []byte, i, n int) (next int, ans []byte) {
+// Ctx: it is released (and its buffers trimmed) once, at the end. With
+// finals (codec.BatchFinals), a command that ends with a final answer
+// hands it to the host as its reply and the batch goes on.
+func (e *engine) runBatch(msg []byte, i, n int, finals bool) (next int, ans []byte) {
 	c := e.acquire()
 	defer func() {
 		if r := recover(); r != nil {
@@ -244,6 +247,15 @@ func (e *engine) runBatch(msg []byte, i, n int) (next int, ans []byte) {
 			continue
 		}
 		out := e.run(c)
+		if out[0] == codec.StatusFinal && finals {
+			// The host reads the request and the recipe during this
+			// call, before the next command reuses c's buffers.
+			replyHost(out)
+			c.res = &c.noRes
+			c.vals = c.vals[:0]
+			c.pending, c.final = false, nil
+			continue
+		}
 		if out[0] == codec.StatusBlock || out[0] == codec.StatusFinal {
 			// The command blocks, or ends with a final answer: it has
 			// ended here, and so has the batch, since the commands after

@@ -59,7 +59,23 @@ func readField(c *sdk.Ctx, next sdk.Step) {
 	c.Exec(next)
 }
 
-func runHGet(c *sdk.Ctx) { readField(c, hgetDone) }
+// readFieldFinal is readField for a command whose reply is recipe's where
+// the store waits (sdk.Ctx.ExecFinal).
+func readFieldFinal(c *sdk.Ctx, recipe *codec.Recipe, next sdk.Step) {
+	keys := c.Values(1)
+	keys[0] = codec.Bytes(c.Arg(2))
+	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnValue, keys)
+	c.ExecFinal(recipe, next)
+}
+
+// hgetRecipe is hgetDone as a recipe.
+var hgetRecipe = codec.NewRecipe(0).
+	First(codec.OK, 0).
+	Null(codec.NotFound).
+	Error(codec.FilteredOut, kit.WrongType).
+	Error(codec.BinTypeError, kit.WrongType)
+
+func runHGet(c *sdk.Ctx) { readFieldFinal(c, hgetRecipe, hgetDone) }
 
 func hgetDone(c *sdk.Ctx) {
 	r := c.Result(0)
@@ -75,7 +91,14 @@ func hgetDone(c *sdk.Ctx) {
 	}
 }
 
-func runHStrLen(c *sdk.Ctx) { readField(c, hstrlenDone) }
+// hstrlenRecipe is hstrlenDone as a recipe.
+var hstrlenRecipe = codec.NewRecipe(0).
+	FirstLen(codec.OK, 0).
+	Reply(codec.NotFound, ":0\r\n").
+	Error(codec.FilteredOut, kit.WrongType).
+	Error(codec.BinTypeError, kit.WrongType)
+
+func runHStrLen(c *sdk.Ctx) { readFieldFinal(c, hstrlenRecipe, hstrlenDone) }
 
 func hstrlenDone(c *sdk.Ctx) {
 	r := c.Result(0)
@@ -91,51 +114,62 @@ func hstrlenDone(c *sdk.Ctx) {
 	}
 }
 
-// runHMGet reads the requested fields with their keys: the store answers
-// the items it found in map order, so each requested field is looked up in
-// that answer.
+// runHMGet reads each requested field with a read of its own, so that the
+// store answers the values in the order asked (one read of them all
+// answers those found, in map order): the reply is then a plain function
+// of the result, which the host writes where the store waits
+// (codec.Recipe.FirstEach covers up to 255 fields; more take a step).
 func runHMGet(c *sdk.Ctx) {
-	keys := c.Values(c.NArg() - 2)
+	n := c.NArg() - 2
+	keys := c.Values(n)
+	call := c.Record(c.Arg(1)).Guard(codec.TypeHash)
 	for i := range keys {
 		keys[i] = codec.Bytes(c.Arg(i + 2))
+		call.MapGetByKeys(codec.BinValue, codec.ReturnValue, keys[i:i+1])
 	}
-	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnKeyValue, keys)
-	c.Exec(hmgetDone)
+	if n >= len(hmgetRecipes) {
+		c.Exec(hmgetDone)
+		return
+	}
+	c.ExecFinal(hmgetRecipes[n], hmgetDone)
+}
+
+// hmgetRecipes holds hmgetDone as a recipe for each field count up to
+// 255 (a few kilobytes, built once).
+var hmgetRecipes [256]*codec.Recipe
+
+func init() {
+	for n := 1; n < len(hmgetRecipes); n++ {
+		hmgetRecipes[n] = codec.NewRecipe(0).
+			FirstEach(codec.OK, 0, n).
+			Nulls(codec.NotFound, n).
+			Error(codec.FilteredOut, kit.WrongType).
+			Error(codec.BinTypeError, kit.WrongType)
+	}
 }
 
 func hmgetDone(c *sdk.Ctx) {
-	items, ok := kit.ReadItems(c, c.Result(0))
-	if !ok {
+	r := c.Result(0)
+	n := c.NArg() - 2
+	w := c.Reply()
+	switch r.Code {
+	case codec.OK:
+	case codec.NotFound:
+		w.Array(n)
+		for range n {
+			w.Null()
+		}
+		return
+	default:
+		kit.GuardFailed(c, r)
 		return
 	}
-	w := c.Reply()
-	w.Array(c.NArg() - 2)
-	var index map[string]int
-	if len(items) > 16 && c.NArg() > 18 {
-		index = make(map[string]int, len(items)/2)
-		for i := 0; i+1 < len(items); i += 2 {
-			index[string(items[i].Bytes)] = i + 1
-		}
-	}
-	for a := 2; a < c.NArg(); a++ {
-		f := c.Arg(a)
-		at := -1
-		if index != nil {
-			if i, ok := index[string(f)]; ok {
-				at = i
-			}
+	w.Array(n)
+	for i := range n {
+		if l := r.Value(i).List; len(l) > 0 {
+			kit.ReplyStr(c, &l[0])
 		} else {
-			for i := 0; i+1 < len(items); i += 2 {
-				if string(items[i].Bytes) == string(f) {
-					at = i + 1
-					break
-				}
-			}
-		}
-		if at < 0 {
 			w.Null()
-		} else {
-			kit.ReplyStr(c, &items[at])
 		}
 	}
 }

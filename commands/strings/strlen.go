@@ -18,8 +18,14 @@ func init() {
 // runStrlen reads the value (no op returns a bin's length).
 func runStrlen(c *sdk.Ctx) {
 	c.Record(c.Arg(1)).Guard(codec.TypeString).Get(codec.BinValue)
-	c.Exec(strlenDone)
+	c.ExecFinal(strlenRecipe, strlenDone)
 }
+
+// strlenRecipe is strlenDone as a recipe.
+var strlenRecipe = codec.NewRecipe(0).
+	Len(codec.OK, 0).
+	Reply(codec.NotFound, ":0\r\n").
+	Error(codec.FilteredOut, kit.WrongType)
 
 func strlenDone(c *sdk.Ctx) {
 	r := c.Result(0)

@@ -51,6 +51,22 @@ import (
 //	                       Start.Restart set (sdk.Ctx.Restarted); only for
 //	                       codes after which the call had no effect (RestartSafe)
 //
+// ABI 8 adds actions for the values of map and list reads, which answer a
+// list (HGET's MapGetByKeys answers the values found, zero or one), and
+// for lengths. A host of ABI 7 refuses them as malformed; a module that
+// uses them declares ABI 8, which such a host refuses at load.
+//
+//	ActFirst       u8 op   the first item of the op's list value as ActValue
+//	                       writes it, or the null reply when the list is empty
+//	                       (or the value is not a list)
+//	ActLen         u8 op   the length of the op's value as ActValue would write
+//	                       it, as an integer reply
+//	ActFirstLen    u8 op   the length of the first item of the op's list value
+//	                       as ActLen counts it, or 0 when the list is empty
+//	ActFirstEach   u8 op, u8 n   an array of n replies, the i-th ActFirst of
+//	                       op+i (HMGET: one read per field)
+//	ActNulls       u8 n    an array of n null replies (HMGET of a missing key)
+//
 // The host reads a recipe from a module it does not trust: ParseRecipe
 // checks every field against the request before the request runs.
 
@@ -78,6 +94,12 @@ const (
 	ActReply
 	ActStoreError
 	ActRestart
+	// ABI 8.
+	ActFirst
+	ActLen
+	ActFirstLen
+	ActFirstEach
+	ActNulls
 )
 
 // maxRecipeReply bounds a fixed reply (ActReply).
@@ -132,6 +154,51 @@ func (r *Recipe) Value(code Code, op int) *Recipe {
 func (r *Recipe) Int(code Code, op int) *Recipe {
 	r.rule(code, ActInt)
 	r.enc = append(r.enc, recipeOp(op))
+	return r
+}
+
+// First answers code with the first item of op's list value as a bulk
+// string, or the null reply when the list is empty (ABI 8).
+func (r *Recipe) First(code Code, op int) *Recipe {
+	r.rule(code, ActFirst)
+	r.enc = append(r.enc, recipeOp(op))
+	return r
+}
+
+// Len answers code with the length of op's value in its string form, as an
+// integer (ABI 8).
+func (r *Recipe) Len(code Code, op int) *Recipe {
+	r.rule(code, ActLen)
+	r.enc = append(r.enc, recipeOp(op))
+	return r
+}
+
+// FirstLen answers code with the length of the first item of op's list
+// value in its string form, or 0 when the list is empty (ABI 8).
+func (r *Recipe) FirstLen(code Code, op int) *Recipe {
+	r.rule(code, ActFirstLen)
+	r.enc = append(r.enc, recipeOp(op))
+	return r
+}
+
+// FirstEach answers code with an array of n replies, the i-th being First
+// of op+i (ABI 8). n is 1 to 255 and op+n-1 at most 255.
+func (r *Recipe) FirstEach(code Code, op, n int) *Recipe {
+	if n < 1 || n > 255 || op+n-1 > 255 {
+		panic("codec: recipe op range out of range")
+	}
+	r.rule(code, ActFirstEach)
+	r.enc = append(r.enc, recipeOp(op), byte(n))
+	return r
+}
+
+// Nulls answers code with an array of n null replies, 1 to 255 (ABI 8).
+func (r *Recipe) Nulls(code Code, n int) *Recipe {
+	if n < 1 || n > 255 {
+		panic("codec: recipe array length out of range")
+	}
+	r.rule(code, ActNulls)
+	r.enc = append(r.enc, byte(n))
 	return r
 }
 
@@ -192,7 +259,8 @@ func RestartSafe(code Code) bool {
 type Rule struct {
 	Code   Code
 	Action Action
-	Op     int    // ActValue, ActInt
+	Op     int    // ActValue, ActInt, ActFirst, ActLen, ActFirstLen, ActFirstEach
+	N      int    // ActFirstEach: the number of ops from Op; ActNulls: the nulls
 	Reply  []byte // ActReply; aliases the parsed bytes
 }
 
@@ -228,11 +296,23 @@ func ParseRecipe(b []byte, rq *Request, p *ParsedRecipe) error {
 		*ru = Rule{Code: Code(int32(binary.LittleEndian.Uint32(b))), Action: Action(b[4])}
 		b = b[5:]
 		switch ru.Action {
-		case ActValue, ActInt:
+		case ActValue, ActInt, ActFirst, ActLen, ActFirstLen:
 			if len(b) < 1 || int(b[0]) >= nops {
 				return ErrRecipe
 			}
 			ru.Op = int(b[0])
+			b = b[1:]
+		case ActFirstEach:
+			if len(b) < 2 || b[1] == 0 || int(b[0])+int(b[1]) > nops {
+				return ErrRecipe
+			}
+			ru.Op, ru.N = int(b[0]), int(b[1])
+			b = b[2:]
+		case ActNulls:
+			if len(b) < 1 || b[0] == 0 {
+				return ErrRecipe
+			}
+			ru.N = int(b[0])
 			b = b[1:]
 		case ActNull, ActStoreError:
 		case ActRestart:
@@ -296,6 +376,43 @@ func (p *ParsedRecipe) Apply(dst []byte, proto int, r *Response) (out []byte, re
 			}
 			w.Int(n)
 			return w.Buf, false
+		case ActFirst:
+			if ru.Op >= len(res.Values) {
+				break
+			}
+			appendFirst(&w, &res.Values[ru.Op])
+			return w.Buf, false
+		case ActLen:
+			if ru.Op >= len(res.Values) {
+				break
+			}
+			w.Int(int64(strLen(&res.Values[ru.Op])))
+			return w.Buf, false
+		case ActFirstLen:
+			if ru.Op >= len(res.Values) {
+				break
+			}
+			n := 0
+			if l := res.Values[ru.Op].List; len(l) > 0 {
+				n = strLen(&l[0])
+			}
+			w.Int(int64(n))
+			return w.Buf, false
+		case ActFirstEach:
+			if ru.Op+ru.N > len(res.Values) {
+				break
+			}
+			w.Array(ru.N)
+			for i := ru.Op; i < ru.Op+ru.N; i++ {
+				appendFirst(&w, &res.Values[i])
+			}
+			return w.Buf, false
+		case ActNulls:
+			w.Array(ru.N)
+			for range ru.N {
+				w.Null()
+			}
+			return w.Buf, false
 		case ActNull:
 			w.Null()
 			return w.Buf, false
@@ -322,6 +439,29 @@ func appendStr(w *resp.Writer, v *Value) {
 	default:
 		w.Bulk(v.Bytes)
 	}
+}
+
+// appendFirst writes the first item of a list value as appendStr does, or
+// the null reply when there is none.
+func appendFirst(w *resp.Writer, v *Value) {
+	if len(v.List) == 0 {
+		w.Null()
+		return
+	}
+	appendStr(w, &v.List[0])
+}
+
+// strLen is the length of what appendStr writes for v, as the built-in
+// modules' kit.StrLen counts it.
+func strLen(v *Value) int {
+	var tmp [32]byte
+	switch v.Kind {
+	case KindInt:
+		return len(strconv.AppendInt(tmp[:0], v.Int, 10))
+	case KindFloat:
+		return len(strconv.AppendFloat(tmp[:0], v.Float, 'g', -1, 64))
+	}
+	return len(v.Bytes)
 }
 
 // StoreErrorText is the error text for a failed call: it names the code so

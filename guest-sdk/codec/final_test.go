@@ -60,6 +60,50 @@ func TestRecipeApply(t *testing.T) {
 	}
 }
 
+// TestRecipeApplyListActions covers the actions of ABI 8: the first item
+// of a list value (HGET), lengths (STRLEN, HSTRLEN), one first item per op
+// (HMGET) and an array of nulls.
+func TestRecipeApplyListActions(t *testing.T) {
+	list := func(vs ...Value) Value { return Value{Kind: KindList, List: vs} }
+	vals := []Value{list(Bytes([]byte("abc"))), list(), list(Int(-12)), list(Float(2.5)), Nil, Bytes([]byte("hello")), Int(100)}
+	res := &Response{Results: []Result{{Code: OK, Values: vals}}}
+	short := &Response{Results: []Result{{Code: OK, Msg: "why", Values: vals[:2]}}}
+	for _, c := range []struct {
+		name  string
+		r     *Recipe
+		proto int
+		resp  *Response
+		want  string
+	}{
+		{"first", NewRecipe(0).First(OK, 0), 2, res, "$3\r\nabc\r\n"},
+		{"first of empty", NewRecipe(0).First(OK, 1), 2, res, "$-1\r\n"},
+		{"first of empty RESP3", NewRecipe(0).First(OK, 1), 3, res, "_\r\n"},
+		{"first int", NewRecipe(0).First(OK, 2), 2, res, "$3\r\n-12\r\n"},
+		{"first float", NewRecipe(0).First(OK, 3), 3, res, "$3\r\n2.5\r\n"},
+		{"first of no list", NewRecipe(0).First(OK, 4), 2, res, "$-1\r\n"},
+		{"first of no value", NewRecipe(0).First(OK, 4), 2, short, StoreErrorRESP(OK, "why")},
+		{"len bytes", NewRecipe(0).Len(OK, 5), 2, res, ":5\r\n"},
+		{"len int", NewRecipe(0).Len(OK, 6), 2, res, ":3\r\n"},
+		{"len nil", NewRecipe(0).Len(OK, 4), 2, res, ":0\r\n"},
+		{"first len", NewRecipe(0).FirstLen(OK, 2), 2, res, ":3\r\n"},
+		{"first len float", NewRecipe(0).FirstLen(OK, 3), 2, res, ":3\r\n"},
+		{"first len of empty", NewRecipe(0).FirstLen(OK, 1), 2, res, ":0\r\n"},
+		{"first each", NewRecipe(0).FirstEach(OK, 0, 5), 2, res, "*5\r\n$3\r\nabc\r\n$-1\r\n$3\r\n-12\r\n$3\r\n2.5\r\n$-1\r\n"},
+		{"first each RESP3", NewRecipe(0).FirstEach(OK, 1, 2), 3, res, "*2\r\n_\r\n$3\r\n-12\r\n"},
+		{"first each short", NewRecipe(0).FirstEach(OK, 0, 3), 2, short, StoreErrorRESP(OK, "why")},
+		{"nulls", NewRecipe(0).Nulls(OK, 2), 2, res, "*2\r\n$-1\r\n$-1\r\n"},
+		{"nulls RESP3", NewRecipe(0).Nulls(OK, 3), 3, short, "*3\r\n_\r\n_\r\n_\r\n"},
+	} {
+		var p ParsedRecipe
+		if err := ParseRecipe(c.r.Bytes(), oneCall(len(vals)), &p); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, restart := p.Apply(nil, c.proto, c.resp); string(got) != c.want || restart {
+			t.Errorf("%s: %q restart %v, want %q", c.name, got, restart, c.want)
+		}
+	}
+}
+
 // StoreErrorRESP is the error reply of StoreErrorText.
 func StoreErrorRESP(code Code, msg string) string { return "-" + StoreErrorText(code, msg) + "\r\n" }
 
@@ -91,7 +135,15 @@ func TestParseRecipeRefusesMalformed(t *testing.T) {
 		{"missing op", []byte{1, 0, 1, 0, 0, 0, 0, 1}, oneCall(1)},
 		{"truncated rule", []byte{1, 0, 1, 0, 0, 0}, oneCall(1)},
 		{"unknown action", []byte{1, 0, 1, 0, 0, 0, 0, 0}, oneCall(1)},
-		{"unknown action 7", []byte{1, 0, 1, 0, 0, 0, 0, 7}, oneCall(1)},
+		{"unknown action past the last", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActNulls) + 1}, oneCall(1)},
+		{"first op out of range", NewRecipe(0).First(OK, 1).Bytes(), oneCall(1)},
+		{"len op out of range", NewRecipe(0).Len(OK, 2).Bytes(), oneCall(2)},
+		{"first len op out of range", NewRecipe(0).FirstLen(OK, 1).Bytes(), oneCall(1)},
+		{"first each past the ops", NewRecipe(0).FirstEach(OK, 1, 3).Bytes(), oneCall(3)},
+		{"first each of none", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActFirstEach), 0, 0}, oneCall(1)},
+		{"first each without count", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActFirstEach), 0}, oneCall(1)},
+		{"no nulls", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActNulls), 0}, oneCall(1)},
+		{"nulls without count", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActNulls)}, oneCall(1)},
 		{"restart on OK", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActRestart)}, oneCall(1)},
 		{"restart on timeout", []byte{1, 0, 1, 9, 0, 0, 0, byte(ActRestart)}, oneCall(1)},
 		{"reply without length", []byte{1, 0, 1, 0, 0, 0, 0, byte(ActReply), 3}, oneCall(1)},
@@ -111,11 +163,15 @@ func TestParseRecipeRefusesMalformed(t *testing.T) {
 
 func TestRecipeBuilderRefusesWhatTheHostWould(t *testing.T) {
 	for name, f := range map[string]func(){
-		"restart on OK":      func() { NewRecipe(0).Restart(OK) },
-		"restart on timeout": func() { NewRecipe(0).Restart(Timeout) },
-		"reply without CRLF": func() { NewRecipe(0).Reply(OK, "+OK") },
-		"op 256":             func() { NewRecipe(0).Value(OK, 256) },
-		"call -1":            func() { NewRecipe(-1) },
+		"restart on OK":       func() { NewRecipe(0).Restart(OK) },
+		"restart on timeout":  func() { NewRecipe(0).Restart(Timeout) },
+		"reply without CRLF":  func() { NewRecipe(0).Reply(OK, "+OK") },
+		"op 256":              func() { NewRecipe(0).Value(OK, 256) },
+		"first each of none":  func() { NewRecipe(0).FirstEach(OK, 0, 0) },
+		"first each past 255": func() { NewRecipe(0).FirstEach(OK, 200, 60) },
+		"no nulls":            func() { NewRecipe(0).Nulls(OK, 0) },
+		"256 nulls":           func() { NewRecipe(0).Nulls(OK, 256) },
+		"call -1":             func() { NewRecipe(-1) },
 		"17 rules": func() {
 			r := NewRecipe(0)
 			for range MaxRecipeRules + 1 {

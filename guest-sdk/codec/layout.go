@@ -574,17 +574,35 @@ func readSlice(mem Memory, h []byte) ([]byte, bool) {
 // the message's start (u32 each), padded to 8 bytes, then the Starts laid
 // out one after another, each 8-aligned and followed by its own padding.
 
+//
+// ABI 8: the count's upper 16 bits are flags (BatchFinals); a host sets
+// them only for a module of ABI 8 or later, older modules see the count
+// alone.
+
 // MaxBatch is the most commands one batch message carries.
 const MaxBatch = 64
+
+// BatchFinals, a batch flag (ABI 8), lets a command of the batch that
+// ends with a final answer hand it over through respike.reply (the answer
+// as respike_start would return it, status byte first), the batch going
+// on after it; the host reads its request during that call. Without it a
+// final answer ends the batch, as a Pending one does. The host sets it
+// where it runs the batch's requests together (commands on distinct keys).
+const BatchFinals uint32 = 1 << 16
 
 // AppendBatch lays starts out as a batch at the end of dst, for a guest
 // that will see those bytes at address base (a multiple of 8), and returns
 // the extended dst. len(starts) must be 1 to MaxBatch.
 func AppendBatch(dst []byte, base uint64, starts []Start) []byte {
+	return AppendBatchFlags(dst, base, starts, 0)
+}
+
+// AppendBatchFlags is AppendBatch with flags (BatchFinals) in the header.
+func AppendBatchFlags(dst []byte, base uint64, starts []Start, flags uint32) []byte {
 	at0 := len(dst)
 	hdr := (4 + 4*len(starts) + 7) &^ 7
 	dst = append(dst, make([]byte, hdr)...)
-	binary.LittleEndian.PutUint32(dst[at0:], uint32(len(starts)))
+	binary.LittleEndian.PutUint32(dst[at0:], uint32(len(starts))|flags&^0xffff)
 	for i := range starts {
 		off := len(dst) - at0
 		if pad := -off & 7; pad != 0 {
@@ -603,11 +621,19 @@ func BatchLen(b []byte) int {
 	if len(b) < 8 {
 		return 0
 	}
-	n := int(binary.LittleEndian.Uint32(b))
+	n := int(binary.LittleEndian.Uint32(b) & 0xffff)
 	if n > MaxBatch || 4+4*n > len(b) {
 		return 0
 	}
 	return n
+}
+
+// BatchFlags returns the flags of the batch laid out in b (BatchFinals).
+func BatchFlags(b []byte) uint32 {
+	if len(b) < 4 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b) &^ 0xffff
 }
 
 // BatchStart returns the i-th Start of the batch laid out in b (i below

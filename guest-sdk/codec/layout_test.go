@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -171,6 +172,15 @@ func TestBatchLayout(t *testing.T) {
 				t.Fatalf("start %d arg %d = %q", i, j, a)
 			}
 		}
+	}
+	// Flags (ABI 8) leave the count and the starts as they are.
+	flagged := append([]byte(nil), buf...)
+	binary.LittleEndian.PutUint32(flagged, uint32(len(in))|BatchFinals)
+	if BatchLen(flagged) != len(in) || BatchFlags(flagged) != BatchFinals || BatchFlags(buf) != 0 {
+		t.Fatalf("flags: BatchLen %d, BatchFlags %#x and %#x", BatchLen(flagged), BatchFlags(flagged), BatchFlags(buf))
+	}
+	if got := AppendBatchFlags(nil, 0, in, BatchFinals); BatchFlags(got) != BatchFinals || BatchLen(got) != len(in) {
+		t.Fatalf("AppendBatchFlags: BatchLen %d, BatchFlags %#x", BatchLen(got), BatchFlags(got))
 	}
 	// A count the message cannot hold, or over MaxBatch, reads as empty.
 	if BatchLen(buf[:7]) != 0 || BatchLen(buf[:8+4*2]) != 0 {

@@ -31,7 +31,14 @@ import "strconv"
 // Modules of versions 3 to 6 never give one and run unchanged; a host
 // that speaks only 6 refuses a module of version 7 by its version, rather
 // than answering an error the first time a command ends with one.
-const ABIVersion = 7
+//
+// 8 adds recipe actions (ActFirst, ActLen, ActFirstLen, ActFirstEach,
+// ActNulls) and final answers inside a batch (BatchFinals). Modules of
+// versions 3 to 7 use neither (the host sets BatchFinals only for a
+// module of version 8 or later) and run unchanged; a host that speaks only 7 refuses a
+// module of version 8 by its version, rather than answering "malformed
+// recipe" the first time a command uses a new action.
+const ABIVersion = 8
 
 // MinABIVersion is the oldest module ABI the host still runs.
 const MinABIVersion = 3

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,6 +196,44 @@ func BenchmarkExecStrings(b *testing.B) {
 		// GET, SET, INCR) or from a resumed guest call.
 		if tc.name != "ECHO" {
 			b.Run(tc.name+"-wait", func(b *testing.B) { benchExec(b, rWait, st, tc.args, tc.want) })
+		}
+		// Where the store waits, pipelined 16 deep on 16 distinct keys
+		// (redis-benchmark -P 16 -r): an overlap window, whose commands
+		// start in one guest call and hand over their final answers
+		// mid-batch (beginBatch), or, in the -nobatch row, start one
+		// guest call each (as before ABI 8). An op is one command.
+		if tc.name != "ECHO" && len(tc.args) > 1 {
+			for _, batch := range []bool{true, false} {
+				name := tc.name + "-wait-P16"
+				if !batch {
+					name += "-nobatch"
+				}
+				b.Run(name, func(b *testing.B) {
+					const depth = 16
+					tmpls := make([]Item, depth)
+					for j := range tmpls {
+						args := slices.Clone(tc.args)
+						args[1] += strconv.Itoa(j)
+						tmpls[j] = items(b, rWait, args)[0]
+					}
+					its := make([]Item, depth)
+					saved := batchFinals
+					batchFinals = batch
+					defer func() { batchFinals = saved }()
+					ctx := context.Background()
+					var out []byte
+					b.ReportAllocs()
+					cpu := cpuNanos()
+					for i := 0; i < b.N; i += depth {
+						copy(its, tmpls)
+						out = rWait.ExecBatch(ctx, its, out[:0], nil)
+					}
+					reportCPU(b, cpu)
+					if !strings.HasPrefix(string(out), tc.want[:1]) {
+						b.Fatalf("%s = %q", tc.name, out)
+					}
+				})
+			}
 		}
 		// The same command pipelined 16 deep, as redis-benchmark -P 16
 		// sends it: ExecBatch runs the 16 in one guest call. An op is one

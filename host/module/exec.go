@@ -33,8 +33,14 @@ type call struct {
 	items  []Item
 	out    []byte
 	nreply int
-	starts []codec.Start // scratch for laying the batch out
-	name   string        // the single command's name, for guest logs
+	// A window's batch (beginBatch, codec.BatchFinals): each command's
+	// progress, reply and whether it waits on the store, filled as the
+	// guest hands over replies and final answers, in place of out.
+	pends   []pend
+	replies [][]byte
+	waits   []bool
+	starts  []codec.Start // scratch for laying the batch out
+	name    string        // the single command's name, for guest logs
 
 	// The command's part in the contention gates (gate.go), and the
 	// channel its gate is handed over on when it waits alone (gateWait).
@@ -282,12 +288,7 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 		// left in the instance, and the slot is let go at once. The
 		// recipe is copied out with the request.
 		r.finals.Add(1)
-		if len(ans) < 5 {
-			rerr = codec.ErrCorrupt
-		} else {
-			c.req, rerr = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[1:5])), c.req[:0])
-			c.recipeBuf = append(c.recipeBuf[:0], ans[5:]...)
-		}
+		rerr = c.readFinal(in, ans)
 	} else {
 		r.waits.Add(1)
 		p.handle = binary.LittleEndian.Uint32(ans[1:5])
@@ -313,6 +314,26 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 		}
 		s.unlock()
 	}
+	return p.taken(rerr, out)
+}
+
+// readFinal copies a final answer's request and recipe out of guest
+// memory (ans is the answer, status byte first).
+func (c *call) readFinal(in *instance, ans []byte) error {
+	if len(ans) < 5 {
+		return codec.ErrCorrupt
+	}
+	var err error
+	c.req, err = codec.ReadRequest(in, uint64(binary.LittleEndian.Uint32(ans[1:5])), c.req[:0])
+	c.recipeBuf = append(c.recipeBuf[:0], ans[5:]...)
+	return err
+}
+
+// taken decodes the request read out of guest memory into p.c.req (rerr
+// the read's error) and checks a final answer's recipe: the request is
+// ready to run (wait true), or the command ends with an error.
+func (p *pend) taken(rerr error, out []byte) ([]byte, bool) {
+	v, c := p.v, p.c
 	if rerr != nil || c.dec.DecodeRequest(c.req, &c.rq) != nil {
 		return p.gone(errorReply(v.name, "malformed store request"), out), false
 	}
@@ -732,6 +753,10 @@ func (r *Runtime) hostReply(ctx context.Context, mod api.Module, stack []uint64)
 		panic(errDeadline)
 	}
 	in.mark = mark
+	if c.pends != nil {
+		r.windowReply(in, c, b)
+		return
+	}
 	if len(b) == 0 {
 		b = errorReply(in.v.name, "command wrote no reply")
 	}

@@ -150,3 +150,45 @@ func TestFinalAnswerNeedsABI7(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalAnswersMidBatch runs windows of commands on distinct keys
+// (a pipeline where the store waits): a module of ABI 8 starts them in one
+// guest call, each final answer handed over mid-batch (codec.BatchFinals).
+// A restart, a malformed recipe, a command that waits in its instance and
+// a trap each take their own way, and every reply comes in order.
+func TestFinalAnswersMidBatch(t *testing.T) {
+	st := newFakeStore(false)
+	r := newRuntime(t, Config{Instances: 1, NoInline: true}, st, "kv.wasm", "trap.wasm")
+	do(t, r, "set", "a", "1")
+	do(t, r, "set", "b", "2")
+	before := r.Stats()
+	got := replies(t, r, items(t, r,
+		[]string{"fget", "a"}, []string{"fget", "b"}, []string{"frestartk", "c"}, []string{"badrecipek", "1"},
+		[]string{"fget", "missing"}, []string{"tgetk", "a2"}, []string{"fget", "d"}, []string{"frestartk", "b2"},
+		[]string{"set", "a", "3"}, []string{"fget", "a"}))
+	checkReplies(t, got, []string{"$1\r\n1\r\n", "$1\r\n2\r\n", "$9\r\nrestarted\r\n",
+		"-ERR module trap: malformed recipe in a final answer\r\n", "$-1\r\n", "$-1\r\n", "$-1\r\n",
+		"$9\r\nrestarted\r\n", "+OK\r\n", "$1\r\n3\r\n"})
+	after := r.Stats()
+	if n := after.Finals - before.Finals; n != 8 {
+		t.Errorf("final answers %d, want 8", n)
+	}
+	if n := after.Restarts - before.Restarts; n != 2 {
+		t.Errorf("restarts %d, want 2", n)
+	}
+	// fget a … fget missing handed over in one call, which ends at
+	// tgetk a2 (it waits in its instance); fget d and frestartk b2 in
+	// another.
+	if n := after.Batched - before.Batched; n != 7 {
+		t.Errorf("batched commands %d, want 7", n)
+	}
+
+	// A trap after two final answers were handed over: those two answer
+	// by their recipes, the command that trapped answers the failure, and
+	// the one after it runs on a fresh instance.
+	got = replies(t, r, items(t, r, []string{"fget", "a"}, []string{"fget", "b"}, []string{"exitk", "z"}, []string{"fget", "c"}))
+	checkReplies(t, got, []string{"$1\r\n3\r\n", "$1\r\n2\r\n", "-ERR module trap: module exited with code 3\r\n", "$-1\r\n"})
+	if got := do(t, r, "fget", "b"); got != "$1\r\n2\r\n" {
+		t.Errorf("FGET after the trap = %q", got)
+	}
+}

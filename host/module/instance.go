@@ -559,13 +559,17 @@ func (in *instance) writeResponse(c *call) (uint32, error) {
 
 // writeBatch lays c's batch out in the guest's message buffer
 // (codec.AppendBatch) and returns its length.
-func (in *instance) writeBatch(c *call) (uint32, error) {
+func (in *instance) writeBatch(c *call) (uint32, error) { return in.writeBatchFlags(c, 0) }
+
+// writeBatchFlags is writeBatch with flags in the batch's header
+// (codec.BatchFinals), for a module of ABI 8 or later.
+func (in *instance) writeBatchFlags(c *call, flags uint32) (uint32, error) {
 	starts := c.starts[:0]
 	for i := range c.items {
 		starts = append(starts, c.items[i].Start)
 	}
 	c.starts = starts
-	n, err := in.layout(func(dst []byte, base uint64) []byte { return codec.AppendBatch(dst, base, starts) })
+	n, err := in.layout(func(dst []byte, base uint64) []byte { return codec.AppendBatchFlags(dst, base, starts, flags) })
 	clear(starts) // the arguments are the client's read buffer
 	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/host/store"
 )
 
@@ -26,6 +27,10 @@ import (
 
 // maxOverlap is the most commands of a pipeline in flight at once.
 const maxOverlap = 16
+
+// batchFinals says whether a window starts its commands of one module in
+// one guest call (beginBatch); a variable for the benchmarks that compare.
+var batchFinals = true
 
 // maxOverlapKeys bounds the keys compared to open a window, so that a
 // pipeline of commands with many keys each costs no quadratic work.
@@ -133,6 +138,7 @@ type window struct {
 	waiting []int
 	run     []int
 	ops     []store.Op
+	waits   [maxOverlap]bool
 	// grant receives the index of a command queued for a contention
 	// gate (gate.go) when the gate is handed to it. Each of the window's
 	// commands (at most maxOverlap) is queued at most once at a time, so
@@ -208,11 +214,32 @@ func (r *Runtime) execWindow(ctx context.Context, items []Item, out []byte) []by
 			p.release()
 		}
 	}
-	for k := range items {
+	waits := w.waits[:n]
+	for k := 0; k < n; {
+		replies[k] = replies[k][:0]
+		// Consecutive commands of a module of ABI 8 start in one guest
+		// call, handing over their final answers as they go (beginBatch).
+		if v, _ := items[k].Cmd.impl.(*version); v != nil && v.batch && v.abi >= 8 && batchFinals {
+			j := k + 1
+			for j < n && items[j].Cmd.impl == items[k].Cmd.impl && items[j].Start.DB == items[k].Start.DB {
+				replies[j] = replies[j][:0]
+				j++
+			}
+			if j-k > 1 {
+				if m := r.beginBatch(ctx, v, items[k:j], pends[k:j], replies[k:j], waits[k:j]); m > 0 {
+					for i := k; i < k+m; i++ {
+						settle(i, waits[i])
+					}
+					k += m
+					continue
+				}
+			}
+		}
 		it := &items[k]
 		var wait bool
-		replies[k], wait = r.begin(&pends[k], ctx, it.Cmd, &it.Start, replies[k][:0], nil)
+		replies[k], wait = r.begin(&pends[k], ctx, it.Cmd, &it.Start, replies[k], nil)
 		settle(k, wait)
+		k++
 	}
 	// A command whose request needs a contention gate held elsewhere is
 	// queued for it (gated counts them) while the others go on; this
@@ -308,4 +335,123 @@ func (w *window) granted(pends []pend, waiting []int, gated *int, k int) []int {
 	*gated--
 	pends[k].c.gateGranted()
 	return append(waiting, k)
+}
+
+// beginBatch is begin for items, commands of v (a module of ABI 8 with
+// respike_batch) on distinct keys in a window: one guest call starts them
+// in turn, and each that ends with a final answer hands it over
+// mid-batch (codec.BatchFinals, windowReply), so that the window's
+// commands cost one guest entry between them, not one each. Each started
+// command's state, reply and whether it waits on the store go to pends,
+// replies and waits, as begin's would. It returns how many commands
+// started (the batch stops at one that waits in its instance or blocks);
+// 0 when none could start, for the caller to begin them one by one.
+func (r *Runtime) beginBatch(ctx context.Context, v *version, items []Item, pends []pend, replies [][]byte, waits []bool) int {
+	if r.suspect(v.ctr) {
+		return 0 // its commands take turns, through begin
+	}
+	s, err := v.acquire(ctx, uint32(items[0].Start.ClientID))
+	if err != nil {
+		return 0
+	}
+	if v.closing.Load() {
+		s.unlock()
+		return 0
+	}
+	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
+		s.call = new(call)
+	}
+	c := s.call
+	c.ctx, c.db = ctx, int(items[0].Start.DB)
+	c.gate = gateState{}
+	now := int64(0)
+	for i := range items {
+		st := &items[i].Start
+		st.Cmd = items[i].Cmd.index + 1
+		st.Restart = 0
+		if st.Now == 0 {
+			if now == 0 {
+				now = time.Now().UnixNano()
+			}
+			st.Now = now
+		}
+		pends[i] = pend{}
+		waits[i] = false
+	}
+	in, err := s.ready()
+	if err != nil {
+		s.unlock()
+		replies[0] = append(replies[0], errorReply(v.name, err.Error())...)
+		return 1
+	}
+	c.items, c.out, c.nreply = items, nil, 0
+	c.pends, c.replies, c.waits = pends, replies, waits
+	var packed uint64
+	var n uint32
+	if n, err = in.writeBatchFlags(c, codec.BatchFinals); err == nil {
+		in.cur = c
+		packed, err = in.invoke(in.fBatch, uint64(n), 0)
+		in.cur = nil
+	}
+	k := c.nreply
+	c.items, c.pends, c.replies, c.waits = nil, nil, nil, nil
+	if k > 1 {
+		r.batches.Add(1)
+		r.batched.Add(int64(k))
+	}
+	switch {
+	case err != nil:
+		// The command running when the call failed answers the failure;
+		// the ones after it have not started. Those that handed over a
+		// final answer hold nothing of the instance.
+		reply := v.failed(s, in, err)
+		s.unlock()
+		if k < len(items) {
+			replies[k] = append(replies[k], reply...)
+			k++
+		}
+		return k
+	case k >= len(items):
+		s.unlock()
+		return k
+	case packed == 0:
+		s.unlock()
+		replies[k] = append(replies[k], errorReply(v.name, "malformed answer from the module")...)
+		return k + 1
+	}
+	// items[k] waits in its instance, blocks or ends with a final answer
+	// as its call's answer: it goes on as begin's command would, on the
+	// slot's call state.
+	it := &items[k]
+	c.start, c.name = &it.Start, it.Cmd.Info.Name
+	p := &pends[k]
+	*p = pend{r: r, ctx: ctx, g: guardOf(ctx), cmd: it.Cmd, v: v, s: s, in: in, c: c, start: &it.Start}
+	replies[k], waits[k] = p.answer(packed, nil, replies[k])
+	return k + 1
+}
+
+// windowReply is hostReply in a window's batch (beginBatch): b is the
+// next command's RESP reply, or its final answer (codec.StatusFinal, as
+// respike_start would answer it), whose request and recipe are read out
+// of guest memory now, into a call state of the command's own, before
+// the guest goes on.
+func (r *Runtime) windowReply(in *instance, c *call, b []byte) {
+	k := c.nreply
+	c.nreply++
+	c.gate = gateState{}
+	if len(b) == 0 || b[0] != codec.StatusFinal {
+		if len(b) == 0 {
+			b = errorReply(in.v.name, "command wrote no reply")
+		}
+		c.replies[k] = append(c.replies[k], b...)
+		return
+	}
+	it := &c.items[k]
+	p := &c.pends[k]
+	pc := r.getCall()
+	pc.ctx, pc.db, pc.gate = c.ctx, c.db, gateState{}
+	pc.start, pc.name = &it.Start, it.Cmd.Info.Name
+	*p = pend{r: r, ctx: c.ctx, g: guardOf(c.ctx), cmd: it.Cmd, v: in.v, in: in, c: pc, start: &it.Start, detached: true, final: true}
+	r.finals.Add(1)
+	c.replies[k], c.waits[k] = p.taken(pc.readFinal(in, b), c.replies[k])
 }

@@ -12,7 +12,9 @@ import (
 
 // finalScript is what TestFinalAnswersThroughGoRedis runs: every outcome
 // of the commands that end with a final answer (GET, SET, the INCR
-// family), which on a store that waits the host replies by a recipe.
+// family, HLEN, HEXISTS, SCARD, SISMEMBER, LLEN, HGET, HMGET, HSTRLEN,
+// STRLEN, EXISTS and TOUCH of one key), which on a store that waits the
+// host replies by a recipe.
 var finalScript = [][]any{
 	{"GET", "fin:missing"},
 	{"SET", "fin:s", "abc"}, {"GET", "fin:s"}, {"SET", "fin:s", "x", "NX"}, {"SET", "fin:none", "x", "XX"},
@@ -27,6 +29,14 @@ var finalScript = [][]any{
 	{"SADD", "fin:set", "a"}, {"SCARD", "fin:set"}, {"SISMEMBER", "fin:set", "a"}, {"SISMEMBER", "fin:set", "b"},
 	{"SCARD", "fin:none"}, {"SISMEMBER", "fin:h", "a"}, {"RPUSH", "fin:l", "a"}, {"LLEN", "fin:l"}, {"LLEN", "fin:none"},
 	{"LLEN", "fin:set"},
+	{"HSET", "fin:h2", "f", "v", "n", "-12", "e", ""}, {"HINCRBYFLOAT", "fin:h2", "fl", "1.5"},
+	{"HGET", "fin:h2", "f"}, {"HGET", "fin:h2", "n"}, {"HGET", "fin:h2", "fl"}, {"HGET", "fin:h2", "e"}, {"HGET", "fin:h2", "nope"},
+	{"HGET", "fin:none", "f"}, {"HGET", "fin:s", "f"},
+	{"HMGET", "fin:h2", "f", "nope", "fl", "n", "f"}, {"HMGET", "fin:none", "a", "b"}, {"HMGET", "fin:s", "f"},
+	{"HSTRLEN", "fin:h2", "f"}, {"HSTRLEN", "fin:h2", "n"}, {"HSTRLEN", "fin:h2", "fl"}, {"HSTRLEN", "fin:h2", "nope"},
+	{"HSTRLEN", "fin:none", "f"}, {"HSTRLEN", "fin:set", "f"},
+	{"STRLEN", "fin:s"}, {"STRLEN", "fin:a"}, {"STRLEN", "fin:f"}, {"STRLEN", "fin:none"}, {"STRLEN", "fin:h"}, {"STRLEN", "fin:h2"},
+	{"EXISTS", "fin:s"}, {"EXISTS", "fin:none"}, {"TOUCH", "fin:h2"}, {"TOUCH", "fin:none"},
 }
 
 // TestFinalAnswersThroughGoRedis runs finalScript through go-redis v9 over
@@ -35,7 +45,7 @@ var finalScript = [][]any{
 // and always a daemon whose embedded store never runs requests inline —
 // and fails on any reply that differs, or when the recipes did not answer.
 func TestFinalAnswersThroughGoRedis(t *testing.T) {
-	needModules(t, "strings", "hash", "set", "list")
+	needModules(t, "strings", "hash", "set", "list", "keys")
 	ctx := context.Background()
 	rs := redisServer(t)
 	b, err := NewResumeBackend(ctx, env.modDir, env.cacheDir, env.logger)
@@ -81,6 +91,9 @@ func TestFinalAnswersThroughGoRedis(t *testing.T) {
 						p.Get(ctx, "fin:p1")
 						p.HSet(ctx, "fin:p2h", "f", "v")
 						p.Get(ctx, "fin:p2h")
+						p.HGet(ctx, "fin:p2h", "f")
+						p.HMGet(ctx, "fin:p2h", "f", "g")
+						p.Exists(ctx, "fin:p1")
 						p.Del(ctx, "fin:p2h")
 						return nil
 					})
@@ -100,7 +113,7 @@ func TestFinalAnswersThroughGoRedis(t *testing.T) {
 						words[i] = a.(string)
 					}
 					switch words[0] {
-					case "GET", "SET", "INCR", "HLEN", "SCARD", "SISMEMBER", "LLEN":
+					case "GET", "SET", "INCR", "HLEN", "SCARD", "SISMEMBER", "LLEN", "HGET", "HMGET", "HSTRLEN", "STRLEN", "EXISTS":
 						if got, want := do(t, rc, words...), do(t, rref, words...); got != want {
 							t.Errorf("%v: respike %q, redis-server %q", words, got, want)
 						}

@@ -87,6 +87,28 @@ func init() {
 			c.Record(c.Arg(1)).Get(codec.BinValue)
 			c.ExecFinal(restartRecipe, replyValue)
 		}},
+		// frestartk, badrecipek, tgetk and exitk are frestart, badrecipe,
+		// tget and exit with a declared key, for the overlap windows
+		// (which start such commands in one batch, their final answers
+		// handed over mid-batch).
+		sdk.Command{Name: "frestartk", Arity: 2, FirstKey: 1, LastKey: 1, Step: 1, Run: func(c *sdk.Ctx) {
+			if c.Restarted() {
+				c.Reply().Bulk([]byte("restarted"))
+				return
+			}
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.ExecFinal(restartRecipe, replyValue)
+		}},
+		sdk.Command{Name: "badrecipek", Arity: 2, FirstKey: 1, LastKey: 1, Step: 1, Run: func(c *sdk.Ctx) {
+			n, _ := strconv.Atoi(string(c.Arg(1)))
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.ExecFinal(badRecipes[n], replyValue)
+		}},
+		sdk.Command{Name: "tgetk", Arity: 2, FirstKey: 1, LastKey: 1, Step: 1, Run: func(c *sdk.Ctx) {
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.Exec(replyValue)
+		}},
+		sdk.Command{Name: "exitk", Arity: 2, FirstKey: 1, LastKey: 1, Step: 1, Run: func(c *sdk.Ctx) { os.Exit(3) }},
 		// badrecipe n ends with a final answer whose recipe is malformed
 		// in way n (badRecipes).
 		sdk.Command{Name: "badrecipe", Arity: 2, Run: func(c *sdk.Ctx) {

@@ -2,8 +2,11 @@ package memory
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"sort"
+	"strings"
+	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -32,11 +35,24 @@ const (
 // onode is a tree node: a leaf (kids nil) holds items in order, an inner
 // node children in order. size counts the items below it, hi is its last
 // item (what a search compares against).
+//
+// A leaf of a tree by key whose keys are all blobs may keep windows of
+// them (win non-nil): every key starts with pfx, and win[i] is the 8 bytes
+// of item i's key after pfx, big-endian, padded with zeros (window). A
+// binary search of the leaf compares a key's window with these and reads
+// an item only when two windows are equal: in a set of 50,000 members
+// ("member:000000012345"), each of a leaf's ~6 comparisons otherwise
+// reads an item mostly out of cache (a fifth of the store's CPU per
+// GEOADD of a new member). pfx only ever shrinks (to the common prefix of
+// every key the leaf held since it was made), so windows need recomputing
+// only when a key without the prefix arrives.
 type onode struct {
 	size  int
 	hi    *entry
 	items []*entry
 	kids  []*onode
+	pfx   string
+	win   []uint64
 }
 
 func (t *ostree) len() int {
@@ -162,19 +178,138 @@ func (t *ostree) seek(k *codec.Value, withPos bool) (int, *entry) {
 		}
 		n = n.kids[lo]
 	}
+	lo := searchLeafKey(n, k, 0)
+	if lo == len(n.items) {
+		return pos + lo, nil
+	}
+	return pos + lo, n.items[lo]
+}
+
+// searchLeaf is searchItems on leaf n, through its windows when it has
+// them (a tree by key).
+func (t *ostree) searchLeaf(n *onode, e *entry, at int) int {
+	if n.win == nil {
+		return t.searchItems(n.items, e, at)
+	}
+	return searchLeafKey(n, &e.k, at)
+}
+
+// searchLeafKey returns the first index of leaf n's items (of a tree by
+// key) whose key compares with k at least at (0: the first key >= k, 1:
+// the first key > k).
+func searchLeafKey(n *onode, k *codec.Value, at int) int {
 	lo, hi := 0, len(n.items)
+	if n.win == nil || k.Kind != codec.KindBytes {
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if keyCmp(&n.items[m].k, k) < at {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		return lo
+	}
+	x := k.Bytes
+	if !strings.HasPrefix(unsafeString(x), n.pfx) {
+		// Every key of the leaf starts with pfx: k, which does not,
+		// orders before all of them or after all of them.
+		if unsafeString(x) < n.pfx {
+			return 0
+		}
+		return hi
+	}
+	xw := window(x, len(n.pfx))
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if keyCmp(&n.items[m].k, k) < 0 {
+		c := 1
+		switch w := n.win[m]; {
+		case w < xw:
+			c = -1
+		case w == xw:
+			c = bytes.Compare(n.items[m].k.Bytes, x)
+		}
+		if c < at {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == len(n.items) {
-		return pos + lo, nil
+	return lo
+}
+
+// window is the 8 bytes of key b after its first cp, big-endian, padded
+// with zeros. Two keys with the same first cp bytes whose windows differ
+// order as their windows: at the first byte where the windows differ,
+// either both keys have that byte, or the one that ended before it is a
+// prefix of the other (its padding met zeros) and orders first, as its
+// window does (zero below the other's byte, which is not zero).
+func window(b []byte, cp int) uint64 {
+	b = b[cp:]
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
 	}
-	return pos + lo, n.items[lo]
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (56 - 8*uint(i))
+	}
+	return w
+}
+
+// unsafeString is b's bytes as a string for a comparison, without a copy.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// initWindows computes leaf n's windows from its items (a leaf of a tree
+// by key): the prefix is the common prefix of its first and last keys,
+// none when a key is not a blob.
+func (n *onode) initWindows() {
+	n.pfx, n.win = "", nil
+	if len(n.items) == 0 {
+		return
+	}
+	for _, e := range n.items {
+		if e.k.Kind != codec.KindBytes {
+			return
+		}
+	}
+	first, last := n.items[0].k.Bytes, n.items[len(n.items)-1].k.Bytes
+	cp := 0
+	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
+		cp++
+	}
+	n.pfx = string(first[:cp])
+	n.fillWindows()
+}
+
+// fillWindows computes every item's window after n.pfx.
+func (n *onode) fillWindows() {
+	win := make([]uint64, len(n.items), max(len(n.items), leafMax/2))
+	for i, e := range n.items {
+		win[i] = window(e.k.Bytes, len(n.pfx))
+	}
+	n.win = win
+}
+
+// addWindow records the window of key k, just inserted at index i of
+// leaf n, which keeps windows: the prefix shrinks to what k shares with
+// it (and every window is computed again) when k does not start with it,
+// and the leaf stops keeping windows when k is not a blob.
+func (n *onode) addWindow(i int, k *codec.Value) {
+	if k.Kind != codec.KindBytes {
+		n.pfx, n.win = "", nil
+		return
+	}
+	x := k.Bytes
+	if !strings.HasPrefix(unsafeString(x), n.pfx) {
+		cp := 0
+		for cp < len(x) && x[cp] == n.pfx[cp] {
+			cp++
+		}
+		n.pfx = n.pfx[:cp]
+		n.fillWindows()
+		return
+	}
+	n.win = slices.Insert(n.win, i, window(x, len(n.pfx)))
 }
 
 // position returns the position of item e, which the tree holds.
@@ -231,6 +366,9 @@ func (t *ostree) all(dst []*entry) []*entry { return t.appendRange(dst, 0, t.len
 func (t *ostree) insert(e *entry) {
 	if t.root == nil {
 		t.root = &onode{size: 1, hi: e, items: []*entry{e}}
+		if !t.byValue {
+			t.root.initWindows()
+		}
 		return
 	}
 	if right := t.ins(t.root, e); right != nil {
@@ -243,8 +381,11 @@ func (t *ostree) insert(e *entry) {
 func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.size++
 	if n.kids == nil {
-		i := t.searchItems(n.items, e, 1)
+		i := t.searchLeaf(n, e, 1)
 		n.items = slices.Insert(n.items, i, e)
+		if n.win != nil {
+			n.addWindow(i, &e.k)
+		}
 		n.hi = n.items[len(n.items)-1]
 		if len(n.items) <= leafMax {
 			return nil
@@ -255,6 +396,11 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 		clear(n.items[h:])
 		n.items = n.items[:h]
 		n.size, n.hi = h, n.items[h-1]
+		if n.win != nil {
+			// Both halves keep the prefix: still every key's.
+			right.pfx, right.win = n.pfx, slices.Clone(n.win[h:])
+			n.win = n.win[:h]
+		}
 		return right
 	}
 	i := t.searchKids(n.kids, e)
@@ -298,11 +444,14 @@ func (t *ostree) remove(e *entry) bool {
 
 func (t *ostree) del(n *onode, e *entry) bool {
 	if n.kids == nil {
-		i := t.searchItems(n.items, e, 0)
+		i := t.searchLeaf(n, e, 0)
 		if i == len(n.items) || n.items[i] != e {
 			return false
 		}
 		n.items = slices.Delete(n.items, i, i+1)
+		if n.win != nil {
+			n.win = slices.Delete(n.win, i, i+1)
+		}
 		n.size--
 		if len(n.items) > 0 {
 			n.hi = n.items[len(n.items)-1]
@@ -329,6 +478,14 @@ func (t *ostree) del(n *onode, e *entry) bool {
 			switch {
 			case a.kids == nil && len(a.items)+len(b.items) <= leafMax:
 				a.items = append(a.items, b.items...)
+				switch {
+				case a.win == nil || b.win == nil:
+					a.pfx, a.win = "", nil
+				case a.pfx == b.pfx:
+					a.win = append(a.win, b.win...)
+				default:
+					a.initWindows()
+				}
 			case a.kids != nil && len(a.kids)+len(b.kids) <= innerMax:
 				a.kids = append(a.kids, b.kids...)
 			default:
@@ -358,7 +515,11 @@ func (t *ostree) build(items []*entry) {
 	var level []*onode
 	for i := 0; i < len(items); i += per {
 		j := min(i+per, len(items))
-		level = append(level, &onode{size: j - i, hi: items[j-1], items: slices.Clone(items[i:j])})
+		leaf := &onode{size: j - i, hi: items[j-1], items: slices.Clone(items[i:j])}
+		if !t.byValue {
+			leaf.initWindows()
+		}
+		level = append(level, leaf)
 	}
 	per = innerMax * 3 / 4
 	for len(level) > 1 {

@@ -36,16 +36,17 @@ const (
 // node children in order. size counts the items below it, hi is its last
 // item (what a search compares against).
 //
-// A leaf of a tree by key whose keys are all blobs may keep windows of
+// A node of a tree by key whose keys (a leaf's items' keys, an inner
+// node's children's last keys: keyAt) are all blobs may keep windows of
 // them (win non-nil): every key starts with pfx, and win[i] is the 8 bytes
-// of item i's key after pfx, big-endian, padded with zeros (window). A
-// binary search of the leaf compares a key's window with these and reads
-// an item only when two windows are equal: in a set of 50,000 members
-// ("member:000000012345"), each of a leaf's ~6 comparisons otherwise
-// reads an item mostly out of cache (a fifth of the store's CPU per
-// GEOADD of a new member). pfx only ever shrinks (to the common prefix of
-// every key the leaf held since it was made), so windows need recomputing
-// only when a key without the prefix arrives.
+// of key i after pfx, big-endian, padded with zeros (window). A binary
+// search of the node compares a key's window with these and reads an item
+// only when two windows are equal: in a set of 50,000 members
+// ("member:000000012345"), each of a descent's ~12 comparisons otherwise
+// reads an item (and an inner node's child) mostly out of cache (a fifth
+// of the store's CPU per GEOADD of a new member). pfx only ever shrinks
+// (to the common prefix of every key the node had since it was made), so
+// windows need recomputing only when a key without the prefix arrives.
 type onode struct {
 	size  int
 	hi    *entry
@@ -159,15 +160,7 @@ func (t *ostree) seek(k *codec.Value, withPos bool) (int, *entry) {
 	}
 	pos := 0
 	for n.kids != nil {
-		lo, hi := 0, len(n.kids)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if keyCmp(&n.kids[m].hi.k, k) < 0 {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
+		lo := searchKey(n, k, 0)
 		if lo == len(n.kids) {
 			return pos + n.size, nil
 		}
@@ -178,31 +171,51 @@ func (t *ostree) seek(k *codec.Value, withPos bool) (int, *entry) {
 		}
 		n = n.kids[lo]
 	}
-	lo := searchLeafKey(n, k, 0)
+	lo := searchKey(n, k, 0)
 	if lo == len(n.items) {
 		return pos + lo, nil
 	}
 	return pos + lo, n.items[lo]
 }
 
-// searchLeaf is searchItems on leaf n, through its windows when it has
-// them (a tree by key).
-func (t *ostree) searchLeaf(n *onode, e *entry, at int) int {
-	if n.win == nil {
+// searchNode is searchItems (a leaf) or searchKids (at 0, an inner node)
+// on n, through its windows when it has them (a tree by key).
+func (t *ostree) searchNode(n *onode, e *entry, at int) int {
+	switch {
+	case n.win != nil:
+		return searchKey(n, &e.k, at)
+	case n.kids == nil:
 		return t.searchItems(n.items, e, at)
 	}
-	return searchLeafKey(n, &e.k, at)
+	return t.searchKids(n.kids, e)
 }
 
-// searchLeafKey returns the first index of leaf n's items (of a tree by
-// key) whose key compares with k at least at (0: the first key >= k, 1:
-// the first key > k).
-func searchLeafKey(n *onode, k *codec.Value, at int) int {
-	lo, hi := 0, len(n.items)
+// keyAt is the key of n's entry i: item i's key in a leaf, child i's
+// last key in an inner node.
+func (n *onode) keyAt(i int) *codec.Value {
+	if n.kids == nil {
+		return &n.items[i].k
+	}
+	return &n.kids[i].hi.k
+}
+
+// entries is how many items (a leaf) or children n has.
+func (n *onode) entries() int {
+	if n.kids == nil {
+		return len(n.items)
+	}
+	return len(n.kids)
+}
+
+// searchKey returns the first index of n's keys (keyAt, of a tree by
+// key) that compares with k at least at (0: the first key >= k, 1: the
+// first key > k).
+func searchKey(n *onode, k *codec.Value, at int) int {
+	lo, hi := 0, n.entries()
 	if n.win == nil || k.Kind != codec.KindBytes {
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
-			if keyCmp(&n.items[m].k, k) < at {
+			if keyCmp(n.keyAt(m), k) < at {
 				lo = m + 1
 			} else {
 				hi = m
@@ -227,7 +240,7 @@ func searchLeafKey(n *onode, k *codec.Value, at int) int {
 		case w < xw:
 			c = -1
 		case w == xw:
-			c = bytes.Compare(n.items[m].k.Bytes, x)
+			c = bytes.Compare(n.keyAt(m).Bytes, x)
 		}
 		if c < at {
 			lo = m + 1
@@ -259,20 +272,21 @@ func window(b []byte, cp int) uint64 {
 // unsafeString is b's bytes as a string for a comparison, without a copy.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// initWindows computes leaf n's windows from its items (a leaf of a tree
-// by key): the prefix is the common prefix of its first and last keys,
-// none when a key is not a blob.
+// initWindows computes n's windows from its keys (keyAt; a node of a
+// tree by key): the prefix is the common prefix of its first and last
+// keys, none when a key is not a blob.
 func (n *onode) initWindows() {
 	n.pfx, n.win = "", nil
-	if len(n.items) == 0 {
+	c := n.entries()
+	if c == 0 {
 		return
 	}
-	for _, e := range n.items {
-		if e.k.Kind != codec.KindBytes {
+	for i := range c {
+		if n.keyAt(i).Kind != codec.KindBytes {
 			return
 		}
 	}
-	first, last := n.items[0].k.Bytes, n.items[len(n.items)-1].k.Bytes
+	first, last := n.keyAt(0).Bytes, n.keyAt(c-1).Bytes
 	cp := 0
 	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
 		cp++
@@ -281,20 +295,23 @@ func (n *onode) initWindows() {
 	n.fillWindows()
 }
 
-// fillWindows computes every item's window after n.pfx.
+// fillWindows computes every key's window after n.pfx.
 func (n *onode) fillWindows() {
-	win := make([]uint64, len(n.items), max(len(n.items), leafMax/2))
-	for i, e := range n.items {
-		win[i] = window(e.k.Bytes, len(n.pfx))
+	c := n.entries()
+	win := make([]uint64, c, max(c, innerMax))
+	for i := range win {
+		win[i] = window(n.keyAt(i).Bytes, len(n.pfx))
 	}
 	n.win = win
 }
 
-// addWindow records the window of key k, just inserted at index i of
-// leaf n, which keeps windows: the prefix shrinks to what k shares with
-// it (and every window is computed again) when k does not start with it,
-// and the leaf stops keeping windows when k is not a blob.
-func (n *onode) addWindow(i int, k *codec.Value) {
+// putWindow records the window of key i of n, which keeps windows: a new
+// key (insert: a new item or child at i) or a changed one (a child's last
+// key). The prefix shrinks to what the key shares with it (and every
+// window is computed again) when the key does not start with it, and n
+// stops keeping windows when the key is not a blob.
+func (n *onode) putWindow(i int, insert bool) {
+	k := n.keyAt(i)
 	if k.Kind != codec.KindBytes {
 		n.pfx, n.win = "", nil
 		return
@@ -309,7 +326,12 @@ func (n *onode) addWindow(i int, k *codec.Value) {
 		n.fillWindows()
 		return
 	}
-	n.win = slices.Insert(n.win, i, window(x, len(n.pfx)))
+	w := window(x, len(n.pfx))
+	if insert {
+		n.win = slices.Insert(n.win, i, w)
+	} else {
+		n.win[i] = w
+	}
 }
 
 // position returns the position of item e, which the tree holds.
@@ -374,6 +396,9 @@ func (t *ostree) insert(e *entry) {
 	if right := t.ins(t.root, e); right != nil {
 		left := t.root
 		t.root = &onode{size: left.size + right.size, hi: right.hi, kids: []*onode{left, right}}
+		if !t.byValue {
+			t.root.initWindows()
+		}
 	}
 }
 
@@ -381,10 +406,10 @@ func (t *ostree) insert(e *entry) {
 func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.size++
 	if n.kids == nil {
-		i := t.searchLeaf(n, e, 1)
+		i := t.searchNode(n, e, 1)
 		n.items = slices.Insert(n.items, i, e)
 		if n.win != nil {
-			n.addWindow(i, &e.k)
+			n.putWindow(i, true)
 		}
 		n.hi = n.items[len(n.items)-1]
 		if len(n.items) <= leafMax {
@@ -403,14 +428,26 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 		}
 		return right
 	}
-	i := t.searchKids(n.kids, e)
+	i := t.searchNode(n, e, 0)
 	if i == len(n.kids) {
 		i--
 	}
-	if split := t.ins(n.kids[i], e); split != nil {
+	c := n.kids[i]
+	split := t.ins(c, e)
+	if split != nil {
 		n.kids = slices.Insert(n.kids, i+1, split)
 	}
 	n.hi = n.kids[len(n.kids)-1].hi
+	if n.win != nil {
+		// A split child's last key changed and its new sibling's is new;
+		// otherwise the child's last key changed only if it is e.
+		if split != nil {
+			n.putWindow(i+1, true)
+		}
+		if n.win != nil && (split != nil || c.hi == e) {
+			n.putWindow(i, false)
+		}
+	}
 	if len(n.kids) <= innerMax {
 		return nil
 	}
@@ -424,6 +461,10 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.kids = n.kids[:h]
 	n.size -= right.size
 	n.hi = n.kids[h-1].hi
+	if n.win != nil {
+		right.pfx, right.win = n.pfx, slices.Clone(n.win[h:])
+		n.win = n.win[:h]
+	}
 	return right
 }
 
@@ -444,7 +485,7 @@ func (t *ostree) remove(e *entry) bool {
 
 func (t *ostree) del(n *onode, e *entry) bool {
 	if n.kids == nil {
-		i := t.searchLeaf(n, e, 0)
+		i := t.searchNode(n, e, 0)
 		if i == len(n.items) || n.items[i] != e {
 			return false
 		}
@@ -458,50 +499,72 @@ func (t *ostree) del(n *onode, e *entry) bool {
 		}
 		return true
 	}
-	i := t.searchKids(n.kids, e)
-	if i == len(n.kids) || !t.del(n.kids[i], e) {
+	i := t.searchNode(n, e, 0)
+	if i == len(n.kids) {
+		return false
+	}
+	old := n.kids[i].hi
+	if !t.del(n.kids[i], e) {
 		return false
 	}
 	n.size--
 	k := n.kids[i]
+	at, merged := i, false // the child holding k's items now, -1 if none
 	switch {
 	case k.size == 0:
 		n.kids = slices.Delete(n.kids, i, i+1)
+		if n.win != nil {
+			n.win = slices.Delete(n.win, i, i+1)
+		}
+		at = -1
 	case k.kids == nil && len(k.items) < leafMax/4, k.kids != nil && len(k.kids) < innerMax/4:
 		// Merge with a neighbour when both fit in one node.
-		j := i + 1
-		if j == len(n.kids) {
-			i, j = i-1, i
+		l, r := i, i+1
+		if r == len(n.kids) {
+			l, r = i-1, i
 		}
-		if i >= 0 {
-			a, b := n.kids[i], n.kids[j]
+		if l >= 0 {
+			a, b := n.kids[l], n.kids[r]
 			switch {
 			case a.kids == nil && len(a.items)+len(b.items) <= leafMax:
 				a.items = append(a.items, b.items...)
-				switch {
-				case a.win == nil || b.win == nil:
-					a.pfx, a.win = "", nil
-				case a.pfx == b.pfx:
-					a.win = append(a.win, b.win...)
-				default:
-					a.initWindows()
-				}
 			case a.kids != nil && len(a.kids)+len(b.kids) <= innerMax:
 				a.kids = append(a.kids, b.kids...)
 			default:
 				a = nil
 			}
 			if a != nil {
+				a.mergeWindows(b)
 				a.size += b.size
 				a.hi = b.hi
-				n.kids = slices.Delete(n.kids, j, j+1)
+				n.kids = slices.Delete(n.kids, r, r+1)
+				if n.win != nil {
+					n.win = slices.Delete(n.win, r, r+1)
+				}
+				at, merged = l, true
 			}
 		}
+	}
+	if n.win != nil && at >= 0 && (merged || n.kids[at].hi != old) {
+		n.putWindow(at, false)
 	}
 	if len(n.kids) > 0 {
 		n.hi = n.kids[len(n.kids)-1].hi
 	}
 	return true
+}
+
+// mergeWindows brings a's windows up to date after b's items or children
+// were appended to a's.
+func (a *onode) mergeWindows(b *onode) {
+	switch {
+	case a.win == nil || b.win == nil:
+		a.pfx, a.win = "", nil
+	case a.pfx == b.pfx:
+		a.win = append(a.win, b.win...)
+	default:
+		a.initWindows()
+	}
 }
 
 // build makes the tree of items, which are in the tree's order and
@@ -529,6 +592,9 @@ func (t *ostree) build(items []*entry) {
 			n := &onode{hi: level[j-1].hi, kids: slices.Clone(level[i:j])}
 			for _, k := range n.kids {
 				n.size += k.size
+			}
+			if !t.byValue {
+				n.initWindows()
 			}
 			up = append(up, n)
 		}

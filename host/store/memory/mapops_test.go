@@ -2,8 +2,10 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
@@ -178,4 +180,87 @@ func indexFault(s *Store, k []byte, bin string) string {
 		}
 	}
 	return ""
+}
+
+// TestMapPutSameValue: a put of the value an item already has keeps it
+// (mapPutItems skips the rewrite), and everything else is still written:
+// -0 over 0 and 0 over -0 (the same value to compare, not the same bits),
+// an integer over the float of the same number, a rolled-back call, keys
+// of 0, 32 and 33 bytes (in and beyond entry.kbuf), and the rank order.
+func TestMapPutSameValue(t *testing.T) {
+	s := New(Options{SweepInterval: -1})
+	defer s.Close()
+	call := func() *codec.Call { return &codec.Call{Key: key(1)} }
+	keys := []codec.Value{
+		codec.Bytes([]byte{}),
+		codec.Bytes([]byte(strings.Repeat("k", 32))),
+		codec.Bytes([]byte(strings.Repeat("k", 33))),
+		codec.Str("zset"), // a type tag's text, as a string key
+	}
+	get := func(k codec.Value) codec.Value {
+		t.Helper()
+		r := one(t, s, 0, call().MapGetByKeys("m", codec.ReturnValue, []codec.Value{k}))
+		if r.Code != codec.OK || len(r.Values[0].List) != 1 {
+			t.Fatalf("read %v: code %d, %v", k, r.Code, r.Values)
+		}
+		return r.Values[0].List[0]
+	}
+	put := func(k, v codec.Value) {
+		t.Helper()
+		if r := one(t, s, 0, call().MapPut("m", codec.MapWriteDefault, []codec.Value{k, v})); r.Code != codec.OK {
+			t.Fatalf("put %v: code %d", k, r.Code)
+		}
+	}
+	negZero := math.Copysign(0, -1)
+	for _, k := range keys {
+		for _, step := range []struct{ put, want codec.Value }{
+			{codec.Float(0), codec.Float(0)},
+			{codec.Float(0), codec.Float(0)},
+			{codec.Float(negZero), codec.Float(negZero)},
+			{codec.Float(negZero), codec.Float(negZero)},
+			{codec.Float(0), codec.Float(0)},
+			{codec.Int(0), codec.Int(0)},
+			{codec.Int(0), codec.Int(0)},
+			{codec.Bytes([]byte("v")), codec.Bytes([]byte("v"))},
+			{codec.Bytes([]byte("v")), codec.Bytes([]byte("v"))},
+			{codec.Str("v"), codec.Str("v")},
+			{codec.Float(1), codec.Float(1)},
+		} {
+			put(k, step.put)
+			got := get(k)
+			if got.Kind != step.want.Kind || math.Float64bits(got.Float) != math.Float64bits(step.want.Float) ||
+				got.Int != step.want.Int || string(got.Bytes) != string(step.want.Bytes) {
+				t.Fatalf("key %v: put %v, read %v", k, step.put, got)
+			}
+		}
+		// The same value, then a failing op: the call is rolled back
+		// and the value stays.
+		var resp codec.Response
+		c := call().MapPut("m", codec.MapWriteDefault, []codec.Value{k, codec.Float(1)}).
+			MapPut("m", codec.MapWriteCreateOnly, []codec.Value{k, codec.Float(2)})
+		s.Exec(t.Context(), 0, &codec.Request{Kind: codec.ReqRecords, Calls: []codec.Call{*c}}, &resp)
+		if resp.Results[0].Code != codec.ElementExists {
+			t.Fatalf("key %v: create-only over an item: code %d", k, resp.Results[0].Code)
+		}
+		if got := get(k); got.Kind != codec.KindFloat || got.Float != 1 {
+			t.Fatalf("key %v: after a failed call, %v", k, got)
+		}
+	}
+	// Rank order with the value tree built, through puts of the same and
+	// of other values.
+	one(t, s, 0, call().MapGetByRank("m", codec.ReturnKey, 0, -1))
+	for i, k := range keys {
+		put(k, codec.Float(float64(len(keys)-i)))
+		put(k, codec.Float(float64(len(keys)-i)))
+	}
+	r := one(t, s, 0, call().MapGetByRank("m", codec.ReturnKey, 0, -1))
+	got := r.Values[0].List
+	if len(got) != len(keys) {
+		t.Fatalf("rank read: %v", got)
+	}
+	for i := range keys {
+		if compare(&got[i], &keys[len(keys)-1-i]) != 0 {
+			t.Fatalf("rank %d: %v, want %v", i, got[i], keys[len(keys)-1-i])
+		}
+	}
 }

@@ -558,3 +558,25 @@ func BenchmarkZRangeReply(b *testing.B) {
 		b.Fatalf("code %d, %v", r.Code, r.Values)
 	}
 }
+
+// TestTypeTag: ownValue shares every type tag's stored bytes and copies
+// any other string, of a tag's length or first letter alike.
+func TestTypeTag(t *testing.T) {
+	for _, tag := range typeTags {
+		v, err := ownValue(codec.Str(string(tag)))
+		if err != nil || v.Kind != codec.KindStr || string(v.Bytes) != string(tag) || &v.Bytes[0] != &tag[0] {
+			t.Errorf("tag %q: %v %v, not the shared tag", tag, v, err)
+		}
+	}
+	for _, s := range []string{"", "s", "se", "sex", "set ", "hasH", "hast", "lisa", "zsex", "zse", "strinG", "strings", "xxxx"} {
+		v, err := ownValue(codec.Str(s))
+		if err != nil || v.Kind != codec.KindStr || string(v.Bytes) != s {
+			t.Errorf("%q: %v %v", s, v, err)
+		}
+		for _, tag := range typeTags {
+			if len(v.Bytes) > 0 && &v.Bytes[0] == &tag[0] {
+				t.Errorf("%q: stored as the tag %q", s, tag)
+			}
+		}
+	}
+}

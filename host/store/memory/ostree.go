@@ -2,8 +2,11 @@ package memory
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"sort"
+	"strings"
+	"unsafe"
 
 	"github.com/respike/respike/guest-sdk/codec"
 )
@@ -32,11 +35,25 @@ const (
 // onode is a tree node: a leaf (kids nil) holds items in order, an inner
 // node children in order. size counts the items below it, hi is its last
 // item (what a search compares against).
+//
+// A node of a tree by key whose keys (a leaf's items' keys, an inner
+// node's children's last keys: keyAt) are all blobs may keep windows of
+// them (win non-nil): every key starts with pfx, and win[i] is the 8 bytes
+// of key i after pfx, big-endian, padded with zeros (window). A binary
+// search of the node compares a key's window with these and reads an item
+// only when two windows are equal: in a set of 50,000 members
+// ("member:000000012345"), each of a descent's ~12 comparisons otherwise
+// reads an item (and an inner node's child) mostly out of cache (a fifth
+// of the store's CPU per GEOADD of a new member). pfx only ever shrinks
+// (to the common prefix of every key the node had since it was made), so
+// windows need recomputing only when a key without the prefix arrives.
 type onode struct {
 	size  int
 	hi    *entry
 	items []*entry
 	kids  []*onode
+	pfx   string
+	win   []uint64
 }
 
 func (t *ostree) len() int {
@@ -143,15 +160,7 @@ func (t *ostree) seek(k *codec.Value, withPos bool) (int, *entry) {
 	}
 	pos := 0
 	for n.kids != nil {
-		lo, hi := 0, len(n.kids)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if keyCmp(&n.kids[m].hi.k, k) < 0 {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
+		lo := searchKey(n, k, 0)
 		if lo == len(n.kids) {
 			return pos + n.size, nil
 		}
@@ -162,19 +171,167 @@ func (t *ostree) seek(k *codec.Value, withPos bool) (int, *entry) {
 		}
 		n = n.kids[lo]
 	}
-	lo, hi := 0, len(n.items)
+	lo := searchKey(n, k, 0)
+	if lo == len(n.items) {
+		return pos + lo, nil
+	}
+	return pos + lo, n.items[lo]
+}
+
+// searchNode is searchItems (a leaf) or searchKids (at 0, an inner node)
+// on n, through its windows when it has them (a tree by key).
+func (t *ostree) searchNode(n *onode, e *entry, at int) int {
+	switch {
+	case n.win != nil:
+		return searchKey(n, &e.k, at)
+	case n.kids == nil:
+		return t.searchItems(n.items, e, at)
+	}
+	return t.searchKids(n.kids, e)
+}
+
+// keyAt is the key of n's entry i: item i's key in a leaf, child i's
+// last key in an inner node.
+func (n *onode) keyAt(i int) *codec.Value {
+	if n.kids == nil {
+		return &n.items[i].k
+	}
+	return &n.kids[i].hi.k
+}
+
+// entries is how many items (a leaf) or children n has.
+func (n *onode) entries() int {
+	if n.kids == nil {
+		return len(n.items)
+	}
+	return len(n.kids)
+}
+
+// searchKey returns the first index of n's keys (keyAt, of a tree by
+// key) that compares with k at least at (0: the first key >= k, 1: the
+// first key > k).
+func searchKey(n *onode, k *codec.Value, at int) int {
+	lo, hi := 0, n.entries()
+	if n.win == nil || k.Kind != codec.KindBytes {
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if keyCmp(n.keyAt(m), k) < at {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		return lo
+	}
+	x := k.Bytes
+	if !strings.HasPrefix(unsafeString(x), n.pfx) {
+		// Every key of the leaf starts with pfx: k, which does not,
+		// orders before all of them or after all of them.
+		if unsafeString(x) < n.pfx {
+			return 0
+		}
+		return hi
+	}
+	xw := window(x, len(n.pfx))
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if keyCmp(&n.items[m].k, k) < 0 {
+		c := 1
+		switch w := n.win[m]; {
+		case w < xw:
+			c = -1
+		case w == xw:
+			c = bytes.Compare(n.keyAt(m).Bytes, x)
+		}
+		if c < at {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == len(n.items) {
-		return pos + lo, nil
+	return lo
+}
+
+// window is the 8 bytes of key b after its first cp, big-endian, padded
+// with zeros. Two keys with the same first cp bytes whose windows differ
+// order as their windows: at the first byte where the windows differ,
+// either both keys have that byte, or the one that ended before it is a
+// prefix of the other (its padding met zeros) and orders first, as its
+// window does (zero below the other's byte, which is not zero).
+func window(b []byte, cp int) uint64 {
+	b = b[cp:]
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
 	}
-	return pos + lo, n.items[lo]
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (56 - 8*uint(i))
+	}
+	return w
+}
+
+// unsafeString is b's bytes as a string for a comparison, without a copy.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// initWindows computes n's windows from its keys (keyAt; a node of a
+// tree by key): the prefix is the common prefix of its first and last
+// keys, none when a key is not a blob.
+func (n *onode) initWindows() {
+	n.pfx, n.win = "", nil
+	c := n.entries()
+	if c == 0 {
+		return
+	}
+	for i := range c {
+		if n.keyAt(i).Kind != codec.KindBytes {
+			return
+		}
+	}
+	first, last := n.keyAt(0).Bytes, n.keyAt(c-1).Bytes
+	cp := 0
+	for cp < len(first) && cp < len(last) && first[cp] == last[cp] {
+		cp++
+	}
+	n.pfx = string(first[:cp])
+	n.fillWindows()
+}
+
+// fillWindows computes every key's window after n.pfx.
+func (n *onode) fillWindows() {
+	c := n.entries()
+	win := make([]uint64, c, max(c, innerMax))
+	for i := range win {
+		win[i] = window(n.keyAt(i).Bytes, len(n.pfx))
+	}
+	n.win = win
+}
+
+// putWindow records the window of key i of n, which keeps windows: a new
+// key (insert: a new item or child at i) or a changed one (a child's last
+// key). The prefix shrinks to what the key shares with it (and every
+// window is computed again) when the key does not start with it, and n
+// stops keeping windows when the key is not a blob.
+func (n *onode) putWindow(i int, insert bool) {
+	k := n.keyAt(i)
+	if k.Kind != codec.KindBytes {
+		n.pfx, n.win = "", nil
+		return
+	}
+	x := k.Bytes
+	if !strings.HasPrefix(unsafeString(x), n.pfx) {
+		cp := 0
+		for cp < len(x) && x[cp] == n.pfx[cp] {
+			cp++
+		}
+		n.pfx = n.pfx[:cp]
+		n.fillWindows()
+		return
+	}
+	w := window(x, len(n.pfx))
+	if insert {
+		n.win = slices.Insert(n.win, i, w)
+	} else {
+		n.win[i] = w
+	}
 }
 
 // position returns the position of item e, which the tree holds.
@@ -231,11 +388,17 @@ func (t *ostree) all(dst []*entry) []*entry { return t.appendRange(dst, 0, t.len
 func (t *ostree) insert(e *entry) {
 	if t.root == nil {
 		t.root = &onode{size: 1, hi: e, items: []*entry{e}}
+		if !t.byValue {
+			t.root.initWindows()
+		}
 		return
 	}
 	if right := t.ins(t.root, e); right != nil {
 		left := t.root
 		t.root = &onode{size: left.size + right.size, hi: right.hi, kids: []*onode{left, right}}
+		if !t.byValue {
+			t.root.initWindows()
+		}
 	}
 }
 
@@ -243,8 +406,11 @@ func (t *ostree) insert(e *entry) {
 func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.size++
 	if n.kids == nil {
-		i := t.searchItems(n.items, e, 1)
+		i := t.searchNode(n, e, 1)
 		n.items = slices.Insert(n.items, i, e)
+		if n.win != nil {
+			n.putWindow(i, true)
+		}
 		n.hi = n.items[len(n.items)-1]
 		if len(n.items) <= leafMax {
 			return nil
@@ -255,16 +421,33 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 		clear(n.items[h:])
 		n.items = n.items[:h]
 		n.size, n.hi = h, n.items[h-1]
+		if n.win != nil {
+			// Both halves keep the prefix: still every key's.
+			right.pfx, right.win = n.pfx, slices.Clone(n.win[h:])
+			n.win = n.win[:h]
+		}
 		return right
 	}
-	i := t.searchKids(n.kids, e)
+	i := t.searchNode(n, e, 0)
 	if i == len(n.kids) {
 		i--
 	}
-	if split := t.ins(n.kids[i], e); split != nil {
+	c := n.kids[i]
+	split := t.ins(c, e)
+	if split != nil {
 		n.kids = slices.Insert(n.kids, i+1, split)
 	}
 	n.hi = n.kids[len(n.kids)-1].hi
+	if n.win != nil {
+		// A split child's last key changed and its new sibling's is new;
+		// otherwise the child's last key changed only if it is e.
+		if split != nil {
+			n.putWindow(i+1, true)
+		}
+		if n.win != nil && (split != nil || c.hi == e) {
+			n.putWindow(i, false)
+		}
+	}
 	if len(n.kids) <= innerMax {
 		return nil
 	}
@@ -278,6 +461,10 @@ func (t *ostree) ins(n *onode, e *entry) *onode {
 	n.kids = n.kids[:h]
 	n.size -= right.size
 	n.hi = n.kids[h-1].hi
+	if n.win != nil {
+		right.pfx, right.win = n.pfx, slices.Clone(n.win[h:])
+		n.win = n.win[:h]
+	}
 	return right
 }
 
@@ -298,34 +485,46 @@ func (t *ostree) remove(e *entry) bool {
 
 func (t *ostree) del(n *onode, e *entry) bool {
 	if n.kids == nil {
-		i := t.searchItems(n.items, e, 0)
+		i := t.searchNode(n, e, 0)
 		if i == len(n.items) || n.items[i] != e {
 			return false
 		}
 		n.items = slices.Delete(n.items, i, i+1)
+		if n.win != nil {
+			n.win = slices.Delete(n.win, i, i+1)
+		}
 		n.size--
 		if len(n.items) > 0 {
 			n.hi = n.items[len(n.items)-1]
 		}
 		return true
 	}
-	i := t.searchKids(n.kids, e)
-	if i == len(n.kids) || !t.del(n.kids[i], e) {
+	i := t.searchNode(n, e, 0)
+	if i == len(n.kids) {
+		return false
+	}
+	old := n.kids[i].hi
+	if !t.del(n.kids[i], e) {
 		return false
 	}
 	n.size--
 	k := n.kids[i]
+	at, merged := i, false // the child holding k's items now, -1 if none
 	switch {
 	case k.size == 0:
 		n.kids = slices.Delete(n.kids, i, i+1)
+		if n.win != nil {
+			n.win = slices.Delete(n.win, i, i+1)
+		}
+		at = -1
 	case k.kids == nil && len(k.items) < leafMax/4, k.kids != nil && len(k.kids) < innerMax/4:
 		// Merge with a neighbour when both fit in one node.
-		j := i + 1
-		if j == len(n.kids) {
-			i, j = i-1, i
+		l, r := i, i+1
+		if r == len(n.kids) {
+			l, r = i-1, i
 		}
-		if i >= 0 {
-			a, b := n.kids[i], n.kids[j]
+		if l >= 0 {
+			a, b := n.kids[l], n.kids[r]
 			switch {
 			case a.kids == nil && len(a.items)+len(b.items) <= leafMax:
 				a.items = append(a.items, b.items...)
@@ -335,16 +534,37 @@ func (t *ostree) del(n *onode, e *entry) bool {
 				a = nil
 			}
 			if a != nil {
+				a.mergeWindows(b)
 				a.size += b.size
 				a.hi = b.hi
-				n.kids = slices.Delete(n.kids, j, j+1)
+				n.kids = slices.Delete(n.kids, r, r+1)
+				if n.win != nil {
+					n.win = slices.Delete(n.win, r, r+1)
+				}
+				at, merged = l, true
 			}
 		}
+	}
+	if n.win != nil && at >= 0 && (merged || n.kids[at].hi != old) {
+		n.putWindow(at, false)
 	}
 	if len(n.kids) > 0 {
 		n.hi = n.kids[len(n.kids)-1].hi
 	}
 	return true
+}
+
+// mergeWindows brings a's windows up to date after b's items or children
+// were appended to a's.
+func (a *onode) mergeWindows(b *onode) {
+	switch {
+	case a.win == nil || b.win == nil:
+		a.pfx, a.win = "", nil
+	case a.pfx == b.pfx:
+		a.win = append(a.win, b.win...)
+	default:
+		a.initWindows()
+	}
 }
 
 // build makes the tree of items, which are in the tree's order and
@@ -358,7 +578,11 @@ func (t *ostree) build(items []*entry) {
 	var level []*onode
 	for i := 0; i < len(items); i += per {
 		j := min(i+per, len(items))
-		level = append(level, &onode{size: j - i, hi: items[j-1], items: slices.Clone(items[i:j])})
+		leaf := &onode{size: j - i, hi: items[j-1], items: slices.Clone(items[i:j])}
+		if !t.byValue {
+			leaf.initWindows()
+		}
+		level = append(level, leaf)
 	}
 	per = innerMax * 3 / 4
 	for len(level) > 1 {
@@ -368,6 +592,9 @@ func (t *ostree) build(items []*entry) {
 			n := &onode{hi: level[j-1].hi, kids: slices.Clone(level[i:j])}
 			for _, k := range n.kids {
 				n.size += k.size
+			}
+			if !t.byValue {
+				n.initWindows()
 			}
 			up = append(up, n)
 		}

@@ -215,3 +215,132 @@ func TestFoldKeyWords(t *testing.T) {
 		}
 	}
 }
+
+// selectFast keeps the want points nearest (farthest with desc) by exact
+// distance, in order, whenever it reports ok: the exact distances here are
+// drawn anywhere within each estimate's error bound. It declines ties and
+// estimates too close to order, and takes every search of distinct,
+// well-separated distances.
+func TestSelectFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	taken, declined := 0, 0
+	for i := range 40000 {
+		total := rng.IntN(90)
+		want := 1 + rng.IntN(70)
+		if i%5 == 0 {
+			want = max(total, 1)
+		}
+		desc := i%2 == 1
+		var blob []byte
+		exact := make([]float64, total)
+		separated := true // every two estimates far apart, no ties
+		var dists []float64
+		for k := range total {
+			d := rng.Float64() * 5000
+			switch i % 4 {
+			case 1:
+				d = float64(rng.IntN(40))*1111.1 + 0.123 // ties, with low bits set, up to ~44 km
+			case 2:
+				d = 1000 + float64(rng.IntN(30))*1e-10 // within the errors
+			}
+			e := d*1e-13 + 1e-9
+			if rng.IntN(5) == 0 {
+				e = 0 // settled by the store
+			}
+			exact[k] = d + (rng.Float64()*2-1)*e
+			for _, o := range dists {
+				if math.Abs(o-d) <= 4*(5000*1e-13+1e-9) {
+					separated = false
+				}
+			}
+			dists = append(dists, d)
+			blob = geo.AppendPoint(blob, float64(k), d, e, fmt.Appendf(nil, "m%d", k))
+		}
+		n, ok := selectFast(blob, total, want, desc)
+		if !ok {
+			declined++
+			if separated && want <= fastMax {
+				t.Fatalf("case %d: declined %d well-separated points (want %d)", i, total, want)
+			}
+			continue
+		}
+		taken++
+		ref := make([]int, total)
+		for k := range ref {
+			ref[k] = k
+		}
+		slices.SortStableFunc(ref, func(a, b int) int {
+			if desc {
+				a, b = b, a
+			}
+			return cmpFloat(exact[a], exact[b])
+		})
+		all := ref
+		ref = ref[:min(want, total)]
+		if n != len(ref) {
+			t.Fatalf("case %d: kept %d, want %d", i, n, len(ref))
+		}
+		for k := range n {
+			if got := math.Float64frombits(load64(blob, int(fastOffs[fastWin[k]&idxMask]))); got != float64(ref[k]) {
+				t.Fatalf("case %d (desc %v, want %d of %d): place %d holds point %v, want %d", i, desc, want, total, k, got, ref[k])
+			}
+		}
+		for k := 1; k < n; k++ {
+			if exact[ref[k]] == exact[ref[k-1]] {
+				t.Fatalf("case %d: took a tie", i)
+			}
+		}
+		if n > 0 && n < total && dists[all[n-1]] == dists[all[n]] {
+			t.Fatalf("case %d (desc %v): took a tie between the last kept point and one left out", i, desc)
+		}
+	}
+	if taken < 10000 || declined < 5000 {
+		t.Fatalf("taken %d, declined %d: the cases do not cover both", taken, declined)
+	}
+}
+
+// appendDistsFast writes what appendMemberDist writes for each kept point,
+// with the distance in the unit, exact (geo.Distance from the score's
+// position) where the estimate could print otherwise: for members of
+// every length up to 20 bytes and distances around each of its limits.
+func TestAppendDistsFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	limits := []float64{0, math.Copysign(0, -1), 0.00004, 0.00005, 0.00015, 2.65209, 9.99995, 9.99994, 10, 99.99995, 100,
+		999.99995, 999.99994, 1000, 9999.99994, 9999.99995, 10000, 1e9 + 0.5}
+	lon, lat := 13.9, 37.4
+	for round := range 3000 {
+		conv := []float64{1, 1000, 0.3048, 1609.34}[round%4]
+		n := 1 + rng.IntN(fastMax)
+		var blob, want []byte
+		for k := range n {
+			member := make([]byte, rng.IntN(21))
+			for i := range member {
+				member[i] = byte('a' + rng.IntN(26))
+			}
+			score := geo.ScoreOf(lon+rng.Float64()-0.5, lat+rng.Float64()-0.5)
+			plon, plat := geo.Position(score)
+			d := geo.Distance(lon, lat, plon, plat) // in metres
+			if rng.IntN(3) == 0 {
+				d = limits[rng.IntN(len(limits))] * conv
+			}
+			e := 0.0
+			if rng.IntN(2) == 0 {
+				e = d*1e-13 + 1e-9
+				if rng.IntN(4) == 0 {
+					e = 0.6 * conv / 10000 // never clearly rounds
+				}
+			}
+			fastOffs[k] = int32(len(blob))
+			fastWin[k] = uint64(k)
+			blob = geo.AppendPoint(blob, score, d, e, member)
+			p := point{member: member, score: score, dist: d, err: e}
+			if e != 0 && !clearlyRounds(d/conv, e/conv) {
+				(&search{sh: geo.Shape{Lon: lon, Lat: lat}}).exact(&p)
+			}
+			want = appendMemberDist(want, member, p.dist/conv)
+		}
+		if got := appendDistsFast(nil, blob, n, conv, lon, lat); string(got) != string(want) {
+			t.Fatalf("round %d: appendDistsFast = %q, want %q", round, got, want)
+		}
+	}
+}

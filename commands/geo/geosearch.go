@@ -446,6 +446,9 @@ func searchRead(c *sdk.Ctx) {
 	}
 	switch r.Code {
 	case codec.OK:
+		if s.store == 0 && s.sort != sortNone && !noFast && s.answerFast(c, r) {
+			return
+		}
 	case codec.NotFound:
 		s.answer(c, nil, dst)
 		return
@@ -623,27 +626,9 @@ func (s *search) answer(c *sdk.Ctx, pts []point, dst *codec.Result) {
 		s.storeResult(c, pts, order, dst)
 		return
 	}
-	w := c.Reply()
-	w.Array(n)
-	opts := int(kit.B2I(s.withDist) + kit.B2I(s.withHash) + kit.B2I(s.withCoord))
+	c.Reply().Array(n)
 	for _, i := range order {
-		p := &pts[i]
-		if opts > 0 {
-			w.Array(opts + 1)
-		}
-		w.Bulk(p.member)
-		if s.withDist {
-			replyDistance(c, p.dist)
-		}
-		if s.withHash {
-			w.Int(int64(p.score))
-		}
-		if s.withCoord {
-			lon, lat := geo.Position(p.score)
-			w.Array(2)
-			replyCoord(c, lon)
-			replyCoord(c, lat)
-		}
+		s.replyPoint(c, &pts[i])
 	}
 }
 

@@ -135,6 +135,13 @@ func (r *Recipe) rule(code Code, a Action) *Recipe {
 	return r
 }
 
+// opRule is rule for an action that reads one op's value.
+func (r *Recipe) opRule(code Code, a Action, op int) *Recipe {
+	r.rule(code, a)
+	r.enc = append(r.enc, recipeOp(op))
+	return r
+}
+
 func recipeOp(op int) byte {
 	if op < 0 || op > 255 {
 		panic("codec: recipe op index out of range")
@@ -144,41 +151,31 @@ func recipeOp(op int) byte {
 
 // Value answers code with op's value as a bulk string.
 func (r *Recipe) Value(code Code, op int) *Recipe {
-	r.rule(code, ActValue)
-	r.enc = append(r.enc, recipeOp(op))
-	return r
+	return r.opRule(code, ActValue, op)
 }
 
 // Int answers code with op's value as an integer (0 when the value is not
 // an integer, as the built-in modules' kit.IntOf reads it).
 func (r *Recipe) Int(code Code, op int) *Recipe {
-	r.rule(code, ActInt)
-	r.enc = append(r.enc, recipeOp(op))
-	return r
+	return r.opRule(code, ActInt, op)
 }
 
 // First answers code with the first item of op's list value as a bulk
 // string, or the null reply when the list is empty (ABI 8).
 func (r *Recipe) First(code Code, op int) *Recipe {
-	r.rule(code, ActFirst)
-	r.enc = append(r.enc, recipeOp(op))
-	return r
+	return r.opRule(code, ActFirst, op)
 }
 
 // Len answers code with the length of op's value in its string form, as an
 // integer (ABI 8).
 func (r *Recipe) Len(code Code, op int) *Recipe {
-	r.rule(code, ActLen)
-	r.enc = append(r.enc, recipeOp(op))
-	return r
+	return r.opRule(code, ActLen, op)
 }
 
 // FirstLen answers code with the length of the first item of op's list
 // value in its string form, or 0 when the list is empty (ABI 8).
 func (r *Recipe) FirstLen(code Code, op int) *Recipe {
-	r.rule(code, ActFirstLen)
-	r.enc = append(r.enc, recipeOp(op))
-	return r
+	return r.opRule(code, ActFirstLen, op)
 }
 
 // FirstEach answers code with an array of n replies, the i-th being First

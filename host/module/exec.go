@@ -560,26 +560,7 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 		s.unlock()
 		return 0, false, out
 	}
-	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
-		s.call = new(call)
-	}
-	c := s.call
-	// Commands of one batch share the connection's database: SELECT, a
-	// builtin, ends a batch.
-	c.ctx, c.db = ctx, int(items[0].Start.DB)
-	c.gate = gateState{}
-	now := int64(0)
-	for i := range items {
-		st := &items[i].Start
-		st.Cmd = items[i].Cmd.index + 1
-		st.Restart = 0
-		if st.Now == 0 {
-			if now == 0 {
-				now = time.Now().UnixNano()
-			}
-			st.Now = now
-		}
-	}
+	c := s.startCall(ctx, items)
 	in, err := s.ready()
 	if err != nil {
 		s.unlock()
@@ -588,19 +569,9 @@ func (r *Runtime) runBatch(ctx context.Context, v *version, items []Item, out []
 		return 1, false, out
 	}
 	c.items, c.out, c.nreply = items, out, 0
-	var packed uint64
-	var n uint32
-	if n, err = in.writeBatch(c); err == nil {
-		in.cur = c
-		packed, err = in.invoke(in.fBatch, uint64(n), 0)
-		in.cur = nil
-	}
-	out, k := c.out, c.nreply
+	packed, k, err := r.callBatch(in, c, 0)
+	out = c.out
 	c.items, c.out = nil, nil
-	if k > 1 {
-		r.batches.Add(1)
-		r.batched.Add(int64(k))
-	}
 	switch {
 	case err != nil:
 		// The command running when the call failed answers the failure;
@@ -800,4 +771,50 @@ func (r *Runtime) hostTake(ctx context.Context, mod api.Module, stack []uint64) 
 	}
 	stack[0] = uint64(uint32(int32(n)))
 	in.parked = nil
+}
+
+// startCall readies s's call state for a guest call that starts items, a
+// batch of commands (runBatch, beginBatch), and stamps each item's start:
+// its command, no restart, and the clock read once for those without one.
+// Commands of one batch share the connection's database: SELECT, a
+// builtin, ends a batch.
+func (s *slot) startCall(ctx context.Context, items []Item) *call {
+	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
+		s.call = new(call)
+	}
+	c := s.call
+	c.ctx, c.db = ctx, int(items[0].Start.DB)
+	c.gate = gateState{}
+	now := int64(0)
+	for i := range items {
+		st := &items[i].Start
+		st.Cmd = items[i].Cmd.index + 1
+		st.Restart = 0
+		if st.Now == 0 {
+			if now == 0 {
+				now = time.Now().UnixNano()
+			}
+			st.Now = now
+		}
+	}
+	return c
+}
+
+// callBatch runs the guest's respike_batch on c's items with the batch
+// header's flags, and counts the batch. It returns the call's packed
+// answer, how many commands replied, and the call's failure.
+func (r *Runtime) callBatch(in *instance, c *call, flags uint32) (uint64, int, error) {
+	var packed uint64
+	n, err := in.writeBatchFlags(c, flags)
+	if err == nil {
+		in.cur = c
+		packed, err = in.invoke(in.fBatch, uint64(n), 0)
+		in.cur = nil
+	}
+	k := c.nreply
+	if k > 1 {
+		r.batches.Add(1)
+		r.batched.Add(int64(k))
+	}
+	return packed, k, err
 }

@@ -557,12 +557,9 @@ func (in *instance) writeResponse(c *call) (uint32, error) {
 	return in.layout(func(dst []byte, base uint64) []byte { return codec.AppendResponse(dst, base, c.rq.Kind, &c.resp) })
 }
 
-// writeBatch lays c's batch out in the guest's message buffer
-// (codec.AppendBatch) and returns its length.
-func (in *instance) writeBatch(c *call) (uint32, error) { return in.writeBatchFlags(c, 0) }
-
-// writeBatchFlags is writeBatch with flags in the batch's header
-// (codec.BatchFinals), for a module of ABI 8 or later.
+// writeBatchFlags lays c's batch out in the guest's message buffer
+// (codec.AppendBatchFlags) with flags in its header (codec.BatchFinals,
+// for a module of ABI 8 or later; 0 otherwise) and returns its length.
 func (in *instance) writeBatchFlags(c *call, flags uint32) (uint32, error) {
 	starts := c.starts[:0]
 	for i := range c.items {

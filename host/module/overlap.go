@@ -358,26 +358,9 @@ func (r *Runtime) beginBatch(ctx context.Context, v *version, items []Item, pend
 		s.unlock()
 		return 0
 	}
-	if c := s.call; c == nil || cap(c.req) > maxPooled || cap(c.lay) > maxPooled {
-		s.call = new(call)
-	}
-	c := s.call
-	c.ctx, c.db = ctx, int(items[0].Start.DB)
-	c.gate = gateState{}
-	now := int64(0)
-	for i := range items {
-		st := &items[i].Start
-		st.Cmd = items[i].Cmd.index + 1
-		st.Restart = 0
-		if st.Now == 0 {
-			if now == 0 {
-				now = time.Now().UnixNano()
-			}
-			st.Now = now
-		}
-		pends[i] = pend{}
-		waits[i] = false
-	}
+	c := s.startCall(ctx, items)
+	clear(pends[:len(items)])
+	clear(waits[:len(items)])
 	in, err := s.ready()
 	if err != nil {
 		s.unlock()
@@ -386,19 +369,8 @@ func (r *Runtime) beginBatch(ctx context.Context, v *version, items []Item, pend
 	}
 	c.items, c.out, c.nreply = items, nil, 0
 	c.pends, c.replies, c.waits = pends, replies, waits
-	var packed uint64
-	var n uint32
-	if n, err = in.writeBatchFlags(c, codec.BatchFinals); err == nil {
-		in.cur = c
-		packed, err = in.invoke(in.fBatch, uint64(n), 0)
-		in.cur = nil
-	}
-	k := c.nreply
+	packed, k, err := r.callBatch(in, c, codec.BatchFinals)
 	c.items, c.pends, c.replies, c.waits = nil, nil, nil, nil
-	if k > 1 {
-		r.batches.Add(1)
-		r.batched.Add(int64(k))
-	}
 	switch {
 	case err != nil:
 		// The command running when the call failed answers the failure;

@@ -50,21 +50,24 @@ func init() {
 	})
 }
 
-// readField reads one field's value (a list of zero or one value) under the
-// hash guard.
-func readField(c *sdk.Ctx, next sdk.Step) {
+// fieldRead asks for one field's value (a list of zero or one value)
+// under the hash guard.
+func fieldRead(c *sdk.Ctx) {
 	keys := c.Values(1)
 	keys[0] = codec.Bytes(c.Arg(2))
 	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnValue, keys)
+}
+
+// readField reads one field's value, then runs next.
+func readField(c *sdk.Ctx, next sdk.Step) {
+	fieldRead(c)
 	c.Exec(next)
 }
 
 // readFieldFinal is readField for a command whose reply is recipe's where
 // the store waits (sdk.Ctx.ExecFinal).
 func readFieldFinal(c *sdk.Ctx, recipe *codec.Recipe, next sdk.Step) {
-	keys := c.Values(1)
-	keys[0] = codec.Bytes(c.Arg(2))
-	c.Record(c.Arg(1)).Guard(codec.TypeHash).MapGetByKeys(codec.BinValue, codec.ReturnValue, keys)
+	fieldRead(c)
 	c.ExecFinal(recipe, next)
 }
 

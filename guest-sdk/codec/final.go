@@ -263,9 +263,14 @@ type Rule struct {
 
 // ParsedRecipe is a recipe checked against its request (ParseRecipe).
 type ParsedRecipe struct {
-	Call  int
-	N     int
-	Rules [MaxRecipeRules]Rule
+	Call int
+	N    int
+	// Rules holds the N rules. A slice, not an array of MaxRecipeRules:
+	// the host keeps a ParsedRecipe in every command's call state while
+	// the command waits on the store, and most recipes have one or two
+	// rules, so an array would cost each in-flight command ~700 bytes.
+	// ParseRecipe reuses its array.
+	Rules []Rule
 }
 
 // ErrRecipe reports a malformed recipe.
@@ -284,6 +289,10 @@ func ParseRecipe(b []byte, rq *Request, p *ParsedRecipe) error {
 	}
 	nops := len(rq.Calls[call].Ops)
 	p.Call, p.N = call, n
+	if cap(p.Rules) < n {
+		p.Rules = make([]Rule, n)
+	}
+	p.Rules = p.Rules[:n]
 	b = b[3:]
 	for i := range n {
 		if len(b) < 5 {

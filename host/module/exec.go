@@ -100,10 +100,19 @@ func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Star
 
 // exec runs a command; blk, when not nil, receives a block (see ExecBlock).
 func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
+	out, _ = r.execEnded(ctx, cmd, start, out, blk)
+	return out
+}
+
+// execEnded is exec that also returns when the command ended: Clock as
+// read when the guest call that replied returned, or 0 when the reply
+// came otherwise (Item.Ended).
+func (r *Runtime) execEnded(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) ([]byte, int64) {
 	var p pend
 	out, wait := r.begin(&p, ctx, cmd, start, out, blk)
 	p.gateOK = true // the only command in flight on this goroutine
-	return p.finish(out, wait)
+	out = p.finish(out, wait)
+	return out, p.ended
 }
 
 // pend is a command between its guest calls: what it carries from one store
@@ -133,6 +142,9 @@ type pend struct {
 	gateOK   bool   // it may wait for a contention gate on this goroutine (gateWait)
 	handle   uint32 // the continuation
 	gen      uint64 // the instance generation it lives in
+	// ended is Clock when the guest call that replied returned; 0 when
+	// the reply came otherwise (a failure, a final answer's recipe).
+	ended int64
 }
 
 // begin starts cmd: it takes a slot, runs the command's first guest call and
@@ -248,7 +260,7 @@ func (p *pend) release() {
 	if p.turn != nil {
 		p.turn()
 	}
-	*p = pend{}
+	*p = pend{ended: p.ended}
 }
 
 // answer takes the answer of a guest call (packed, err), made with p.s
@@ -257,6 +269,7 @@ func (p *pend) release() {
 // into p.c.rq, the slot let go unless p.keep (wait true).
 func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 	r, v, s, in, c := p.r, p.v, p.s, p.in, p.c
+	p.ended = 0
 	if err != nil {
 		out = append(out, v.failed(s, in, err)...)
 		s.unlock()
@@ -270,6 +283,7 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 	}
 	if ans[0] == codec.StatusDone {
 		out = append(out, ans[1:]...)
+		p.ended = in.ended // before unlock: the next command's call sets it
 		s.unlock()
 		return out, false
 	}
@@ -521,7 +535,7 @@ func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk 
 		}
 		if n == 0 {
 			it := &items[i]
-			out = r.exec(ctx, it.Cmd, &it.Start, out, blk)
+			out, it.Ended = r.execEnded(ctx, it.Cmd, &it.Start, out, blk)
 			it.End = len(out)
 			n = 1
 		}

@@ -221,11 +221,11 @@ func (s *Server) serveConn(c *client) {
 			c.readFailed(err)
 			return
 		}
-		// One wall-clock read per batch: commands take their start time
-		// (codec.Start.Now) from it and the monotonic clock.
-		t := time.Now()
-		c.clock = int64(t.Sub(s.started))
-		c.wallOff = t.UnixNano() - c.clock
+		// One monotonic clock read per batch: commands take their start
+		// time (codec.Start.Now) from it and the wall clock's offset,
+		// read at most once a millisecond (wallOffset).
+		c.clock = s.nanos()
+		c.wallOff = s.wallOffset(c.clock)
 		c.alive.Store(c.clock)
 		for i := range cmds {
 			c.process(cmds[i])
@@ -278,6 +278,33 @@ func (c *client) readFailed(err error) {
 
 // nanos is the monotonic time since the server started.
 func (s *Server) nanos() int64 { return int64(time.Since(s.started)) }
+
+// wallRefresh is how long a reading of the wall clock's offset from
+// nanos's clock serves (wallOffset).
+const wallRefresh = int64(time.Millisecond)
+
+// wallReading is the wall clock's offset from nanos's clock, read at nanos
+// at.
+type wallReading struct{ at, off int64 }
+
+// wallOffset returns the wall clock in Unix nanoseconds minus nanos, at
+// now (a nanos reading), as read with time.Now within the last
+// wallRefresh. time.Now reads two clocks, and on a virtual machine each
+// read costs 80-250 ns (rdtsc exits to the hypervisor): reading it once
+// per batch was ~1.5% of an unpipelined command's CPU (docs/performance.md,
+// "The fixed cost of a command"). The two clocks advance alike (NTP's
+// slewing adjusts both); only a step of the wall clock changes the
+// offset, and a command sees it at most wallRefresh late.
+func (s *Server) wallOffset(now int64) int64 {
+	if w := s.wall.Load(); w != nil && uint64(now-w.at) < uint64(wallRefresh) {
+		return w.off
+	}
+	t := time.Now()
+	mono := int64(t.Sub(s.started))
+	off := t.UnixNano() - mono
+	s.wall.Store(&wallReading{at: mono, off: off})
+	return off
+}
 
 // ranUntil is when the module commands items[:ran], which ExecBatch has
 // just run, ended, on nanos's clock: the runtime's own reading at the end

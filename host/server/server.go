@@ -119,6 +119,9 @@ type Server struct {
 	// clockOff is started on the module runtime's clock (module.Clock):
 	// a reading r of that clock is r - clockOff on nanos's.
 	clockOff int64
+	// wall is the wall clock's offset from nanos's clock, as last read
+	// (wallOffset).
+	wall atomic.Pointer[wallReading]
 
 	// ctx is cancelled when a shutdown runs out of time: module commands
 	// still running are then cancelled.

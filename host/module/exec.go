@@ -86,7 +86,8 @@ var (
 // command has replied or failed; when ctx is done it cancels the command and
 // appends an error. It never panics because of a module.
 func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
-	return r.exec(ctx, cmd, start, out, nil)
+	out, _ = r.exec(ctx, cmd, start, out, nil)
+	return out
 }
 
 // ExecBlock is Exec for a client that may block: when the command blocks
@@ -95,19 +96,15 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 // blk.Blocked is false when the command replied.
 func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
 	blk.Blocked = false
-	return r.exec(ctx, cmd, start, out, blk)
-}
-
-// exec runs a command; blk, when not nil, receives a block (see ExecBlock).
-func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
-	out, _ = r.execEnded(ctx, cmd, start, out, blk)
+	out, _ = r.exec(ctx, cmd, start, out, blk)
 	return out
 }
 
-// execEnded is exec that also returns when the command ended: Clock as
-// read when the guest call that replied returned, or 0 when the reply
-// came otherwise (Item.Ended).
-func (r *Runtime) execEnded(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) ([]byte, int64) {
+// exec runs a command; blk, when not nil, receives a block (see
+// ExecBlock). It also returns when the command ended: Clock as read when
+// the guest call that replied returned, or 0 when the reply came otherwise
+// (Item.Ended).
+func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) ([]byte, int64) {
 	var p pend
 	out, wait := r.begin(&p, ctx, cmd, start, out, blk)
 	p.gateOK = true // the only command in flight on this goroutine
@@ -535,7 +532,7 @@ func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk 
 		}
 		if n == 0 {
 			it := &items[i]
-			out, it.Ended = r.execEnded(ctx, it.Cmd, &it.Start, out, blk)
+			out, it.Ended = r.exec(ctx, it.Cmd, &it.Start, out, blk)
 			it.End = len(out)
 			n = 1
 		}

@@ -185,11 +185,7 @@ func (e *engine) start(msg []byte) (out []byte) {
 	}
 	c := e.acquire()
 	// begin's work (runBatch's commands call begin).
-	c.st = st
-	c.N[0], c.N[1], c.N[2], c.N[3], c.N[4], c.N[5], c.N[6], c.N[7] = 0, 0, 0, 0, 0, 0, 0, 0
-	c.B = c.B[:0]
-	c.w.Proto = int(st.Proto)
-	c.w.Buf = append(c.w.Buf[:0], codec.StatusDone)
+	c.prepare(st)
 	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
 		c.next = e.byIndex[i]
 	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
@@ -232,6 +228,18 @@ func (e *engine) start(msg []byte) (out []byte) {
 // such command (c is then released and the error is the answer). start
 // does the same by hand.
 func (e *engine) begin(c *Ctx, st *codec.Start) bool {
+	c.prepare(st)
+	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
+		c.next = e.byIndex[i]
+	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
+		return false
+	}
+	return true
+}
+
+// prepare readies c to run a command of st: its arguments, N zeroed, B
+// empty, the reply started. Small enough to be inlined (begin, start).
+func (c *Ctx) prepare(st *codec.Start) {
 	c.st = st
 	// Element by element: [8]int64{} is a 64-byte zeroing, which Go's
 	// WebAssembly does with memory.fill, and wazero's memory.fill is a
@@ -240,12 +248,6 @@ func (e *engine) begin(c *Ctx, st *codec.Start) bool {
 	c.B = c.B[:0]
 	c.w.Proto = int(st.Proto)
 	c.w.Buf = append(c.w.Buf[:0], codec.StatusDone)
-	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
-		c.next = e.byIndex[i]
-	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
-		return false
-	}
-	return true
 }
 
 // batch runs the commands of a batch message (codec.AppendBatch) in order.

@@ -175,9 +175,10 @@ func (c *Ctx) trim() {
 // It is the path of every command that arrives alone, so it does by hand,
 // in one function, what begin, drive and release do: in Go's WebAssembly a
 // call costs ~100-200 instructions (the prologue's stack check, the
-// resumption br_table, the host's loop fuel, arguments through memory),
-// and those three calls were ~1,600 of an unpipelined GET's 11,100
-// (docs/performance.md, "The fixed cost of a command").
+// resumption br_table, the host's loop fuel, arguments through memory):
+// doing without those calls (and execInline's, in run) saved ~950 of an
+// unpipelined GET's 11,100 instructions (docs/performance.md, "The fixed
+// cost of a command").
 func (e *engine) start(msg []byte) (out []byte) {
 	st := codec.StartAt(msg)
 	if st == nil || len(st.Args) == 0 {

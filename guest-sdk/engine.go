@@ -117,12 +117,17 @@ func (e *engine) release(c *Ctx) {
 	// allocator reuse it, and a few commands later does as well.)
 	if e.untrimmed++; e.untrimmed >= trimEvery || c.st == &c.ownSt {
 		e.untrimmed = 0
-		if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
-			c.trim()
-		}
+		c.trimIfBig()
 	}
 	c.st = &c.ownSt
 	e.free = append(e.free, c.handle)
+}
+
+// trimIfBig drops c's buffers if a large command grew any of them.
+func (c *Ctx) trimIfBig() {
+	if cap(c.argBuf)|cap(c.B)|cap(c.reqBuf) > maxKeep || cap(c.req.Calls)|cap(c.argHdrs) > 64 || cap(c.vals) > 1024 || c.bigCalls() {
+		c.trim()
+	}
 }
 
 // trimEvery is how many releases may pass between two checks of a Ctx's
@@ -166,21 +171,76 @@ func (c *Ctx) trim() {
 // start runs a new command from a Start message laid out in msg (the
 // message buffer) and returns the guest's answer (status byte first). The
 // answer stays valid until the next call.
-func (e *engine) start(msg []byte) []byte {
+//
+// It is the path of every command that arrives alone, so it does by hand,
+// in one function, what begin, drive and release do: in Go's WebAssembly a
+// call costs ~100-200 instructions (the prologue's stack check, the
+// resumption br_table, the host's loop fuel, arguments through memory):
+// doing without those calls (and execInline's, in run) saved ~950 of an
+// unpipelined GET's 11,100 instructions (docs/performance.md, "The fixed
+// cost of a command").
+func (e *engine) start(msg []byte) (out []byte) {
 	st := codec.StartAt(msg)
 	if st == nil || len(st.Args) == 0 {
 		return doneError("ERR respike: malformed start message")
 	}
 	c := e.acquire()
-	if !e.begin(c, st) {
+	// begin's work (runBatch's commands call begin).
+	c.prepare(st)
+	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
+		c.next = e.byIndex[i]
+	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
 		return e.refuse(c, "")
 	}
-	return e.drive(c)
+	// drive's work: a panic in a step is the command's error reply. The
+	// deferred function calls recover only when run did not return (see
+	// drive).
+	returned := false
+	defer func() {
+		if !returned {
+			if r := recover(); r != nil {
+				out = e.panicked(c, r)
+			}
+		}
+	}()
+	out = e.run(c)
+	switch out[0] {
+	case codec.StatusPending:
+	case codec.StatusDone:
+		// release's work for a command that replied within this call:
+		// it never waited (its arguments are the message's, not owned),
+		// never blocked and has no request pending.
+		c.next, c.final = nil, nil
+		c.res = &c.noRes
+		c.vals = c.vals[:0]
+		if e.untrimmed++; e.untrimmed >= trimEvery {
+			e.untrimmed = 0
+			c.trimIfBig()
+		}
+		e.free = append(e.free, c.handle)
+	default:
+		e.release(c) // blocked, or a final answer
+	}
+	returned = true
+	return out
 }
 
 // begin prepares c to run the command st names; false when there is no
-// such command (c is then released and the error is the answer).
+// such command (c is then released and the error is the answer). start
+// does the same by hand.
 func (e *engine) begin(c *Ctx, st *codec.Start) bool {
+	c.prepare(st)
+	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
+		c.next = e.byIndex[i]
+	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
+		return false
+	}
+	return true
+}
+
+// prepare readies c to run a command of st: its arguments, N zeroed, B
+// empty, the reply started. Small enough to be inlined (begin, start).
+func (c *Ctx) prepare(st *codec.Start) {
 	c.st = st
 	// Element by element: [8]int64{} is a 64-byte zeroing, which Go's
 	// WebAssembly does with memory.fill, and wazero's memory.fill is a
@@ -189,12 +249,6 @@ func (e *engine) begin(c *Ctx, st *codec.Start) bool {
 	c.B = c.B[:0]
 	c.w.Proto = int(st.Proto)
 	c.w.Buf = append(c.w.Buf[:0], codec.StatusDone)
-	if i := int(st.Cmd) - 1; uint(i) < uint(len(e.byIndex)) {
-		c.next = e.byIndex[i]
-	} else if c.next = e.lookup(st.Args[0]); c.next == nil {
-		return false
-	}
-	return true
 }
 
 // batch runs the commands of a batch message (codec.AppendBatch) in order.
@@ -403,8 +457,10 @@ func (e *engine) drive(c *Ctx) (out []byte) {
 // the caller releases c) or waits on the host; the caller recovers panics.
 func (e *engine) run(c *Ctx) []byte {
 	for {
+		// c.next is not cleared: a step that replies leaves it set
+		// until the command is released, and one that makes a request
+		// sets it (submit).
 		step := c.next
-		c.next = nil
 		c.req.Kind = 0
 		c.req.OtherDB, c.req.DB = false, 0
 		c.req.Calls = c.req.Calls[:0]
@@ -419,7 +475,16 @@ func (e *engine) run(c *Ctx) []byte {
 			}
 			return c.w.Buf
 		}
-		res, ok := e.execInline(c)
+		// execInline, by hand (it is a call of ~240 instructions
+		// otherwise): n > 0 is an inline response of n bytes in
+		// inlineBuf; the rare rest is takeInline's.
+		var res []byte
+		ok := true
+		if n := execRequest(c); n > 0 {
+			res = inlineBuf[:n]
+		} else {
+			res, ok = takeInline(n)
+		}
 		if !ok {
 			if c.final != nil {
 				// The host answers from the store's result by the

@@ -184,3 +184,43 @@ func TestPipelineLongerThanABatch(t *testing.T) {
 		t.Fatalf("%d replies, last %q", len(got), got[len(got)-1])
 	}
 }
+
+func init() {
+	sdk.Register(
+		sdk.Command{Name: "t.dirty", Arity: 2, Run: func(c *sdk.Ctx) {
+			for i := range c.N {
+				c.N[i] = int64(i + 1)
+			}
+			c.B = append(c.B, "scratch"...)
+			c.Record(c.Arg(1)).Get(codec.BinValue)
+			c.ExecFinal(dirtyRecipe, func(c *sdk.Ctx) { c.Reply().Simple("OK") })
+		}},
+		sdk.Command{Name: "t.clean", Arity: 1, Run: func(c *sdk.Ctx) {
+			var n int64
+			for _, v := range c.N {
+				n += v
+			}
+			c.Reply().Simple(fmt.Sprintf("N=%d B=%d results=%d", n, len(c.B), len(c.Results())))
+		}},
+	)
+}
+
+var dirtyRecipe = codec.NewRecipe(0).OK(codec.OK).OK(codec.NotFound)
+
+// TestEachCommandStartsClean checks that a command starts with nothing of
+// the one before it on the same Ctx: N zeroed, B empty, no results. A
+// command that arrives alone is started and released by the engine's fast
+// path (start), one that waited by begin and release; both must leave the
+// same state, including past the release that checks buffer sizes.
+func TestEachCommandStartsClean(t *testing.T) {
+	bothPaths(t, func(t *testing.T, h *sdktest.Host) {
+		for i := range 40 {
+			if got := h.Do("t.dirty", "k"); got != "OK" {
+				t.Fatalf("run %d: t.dirty: %s", i, got)
+			}
+			if got := h.Do("t.clean"); got != "N=0 B=0 results=0" {
+				t.Fatalf("run %d: t.clean after t.dirty: %s", i, got)
+			}
+		}
+	})
+}

@@ -8,16 +8,37 @@ import (
 	"github.com/respike/respike/guest-sdk/codec"
 )
 
-// execInline runs c's request through the native test host's hook, if it
-// set one (sdktest); wasm.go's calls the real host. Natively the request
-// travels encoded (codec.AppendRequest), as the wasm host reads it
-// (codec.ReadRequest).
-func (e *engine) execInline(c *Ctx) ([]byte, bool) {
-	if e.inline == nil {
-		return nil, false
+// execRequest runs c's request through the native test host's hook, if
+// it set one (sdktest), and answers as wasm.go's: n > 0, the response's
+// length in inlineBuf; 0, the host answers through resume; -1, a response
+// for takeInline (an empty one). Natively the request travels encoded
+// (codec.AppendRequest), as the wasm host reads it (codec.ReadRequest).
+func execRequest(c *Ctx) int32 {
+	if eng.inline == nil {
+		return 0
 	}
 	c.reqBuf = codec.AppendRequest(c.reqBuf[:0], &c.req)
-	return e.inline(c.reqBuf)
+	res, ok := eng.inline(c.reqBuf)
+	if !ok {
+		return 0
+	}
+	inlineBuf = res
+	if len(res) == 0 {
+		return -1
+	}
+	return int32(len(res))
+}
+
+// inlineBuf is the last inline response of the native test host.
+var inlineBuf []byte
+
+// takeInline answers execRequest's answers other than n > 0: 0, the host
+// answers through resume; -1, the (empty) response in inlineBuf.
+func takeInline(n int32) ([]byte, bool) {
+	if n == 0 {
+		return nil, false
+	}
+	return inlineBuf, true
 }
 
 // pendingAnswer is the answer of a command that waits on its request:

@@ -96,23 +96,21 @@ func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[:1][0]))) }
 // inlineBuf receives inline responses; it is separate from eng.in, which may
 // still hold the start message the current step's arguments were copied from.
 // inlineAt and inlineCap are its address and length, kept with it so that
-// execInline is small enough to be inlined.
+// execRequest is small enough to be inlined.
 var (
 	inlineBuf = make([]byte, 4096)
 	inlineAt  = ptr(inlineBuf)
 	inlineCap = uint32(len(inlineBuf))
 )
 
-// execInline asks the host to run c's request at once. It is a direct
-// call, not through a func value: on the path of every command. The host
+// execRequest asks the host to run c's request at once and returns
+// hostExec's answer: n > 0, the response's length in inlineBuf; otherwise
+// takeInline's to handle. It is a direct call, not through a func value,
+// and small enough to be inlined: on the path of every command. The host
 // reads the request where it is, as this module's Go values
 // (codec.ReadRequest): nothing is encoded here.
-func (e *engine) execInline(c *Ctx) ([]byte, bool) {
-	n := hostExec(uint32(uintptr(unsafe.Pointer(&c.req))), 0, inlineAt, inlineCap)
-	if n <= 0 {
-		return takeInline(n)
-	}
-	return inlineBuf[:n], true
+func execRequest(c *Ctx) int32 {
+	return hostExec(uint32(uintptr(unsafe.Pointer(&c.req))), 0, inlineAt, inlineCap)
 }
 
 // pendingAnswer is the answer of a command that waits on its request: the

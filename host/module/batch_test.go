@@ -306,3 +306,49 @@ func TestExecBatchClearsAReusedBlock(t *testing.T) {
 		})
 	}
 }
+
+// TestItemEnded checks ExecBatch's Item.Ended, which the server takes for
+// the end of an unpipelined command instead of reading the clock again: a
+// command that ran alone and replied in a guest call (at once, or when
+// resumed after the store) ended at that call's return, between the clock
+// read before ExecBatch and the one after; a final answer replied by its
+// recipe after the store answered, and commands of one batch call, have 0
+// (unknown), also in a reused item.
+func TestItemEnded(t *testing.T) {
+	for _, m := range storeModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := newRuntime(t, Config{Instances: 1, NoInline: m.noInline}, newFakeStore(m.inline), "kv.wasm", "trap.wasm")
+			run := func(cmds ...[]string) []Item {
+				its := items(t, r, cmds...)
+				for i := range its {
+					its[i].Ended = -1 // as a reused item would
+				}
+				before := Clock()
+				r.ExecBatch(context.Background(), its, nil, nil)
+				after := Clock()
+				for i, it := range its {
+					if it.Ended != 0 && (it.Ended < before || it.Ended > after) {
+						t.Errorf("%s: item %d ended at %d, not within %d..%d", cmds[i][0], i, it.Ended, before, after)
+					}
+				}
+				return its
+			}
+			for _, cmd := range [][]string{{"echo", "x"}, {"set", "k", "v"}, {"get", "k"}, {"panic"}} {
+				if its := run(cmd); its[0].Ended == 0 {
+					t.Errorf("%s alone: Ended is 0; want the end of its guest call", cmd[0])
+				}
+			}
+			// fget ends with a final answer: where the store waits, the host
+			// replies by its recipe after the guest call.
+			its := run([]string{"fget", "k"})
+			if waits := !m.inline || m.noInline; waits && its[0].Ended != 0 || !waits && its[0].Ended == 0 {
+				t.Errorf("fget alone (store waits: %v): Ended %d", waits, its[0].Ended)
+			}
+			for i, it := range run([]string{"echo", "a"}, []string{"echo", "b"}) {
+				if it.Ended != 0 {
+					t.Errorf("batch item %d: Ended %d, want 0", i, it.Ended)
+				}
+			}
+		})
+	}
+}

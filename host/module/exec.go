@@ -86,7 +86,8 @@ var (
 // command has replied or failed; when ctx is done it cancels the command and
 // appends an error. It never panics because of a module.
 func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte) []byte {
-	return r.exec(ctx, cmd, start, out, nil)
+	out, _ = r.exec(ctx, cmd, start, out, nil)
+	return out
 }
 
 // ExecBlock is Exec for a client that may block: when the command blocks
@@ -95,15 +96,20 @@ func (r *Runtime) Exec(ctx context.Context, cmd *Command, start *codec.Start, ou
 // blk.Blocked is false when the command replied.
 func (r *Runtime) ExecBlock(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
 	blk.Blocked = false
-	return r.exec(ctx, cmd, start, out, blk)
+	out, _ = r.exec(ctx, cmd, start, out, blk)
+	return out
 }
 
-// exec runs a command; blk, when not nil, receives a block (see ExecBlock).
-func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) []byte {
+// exec runs a command; blk, when not nil, receives a block (see
+// ExecBlock). It also returns when the command ended: Clock as read when
+// the guest call that replied returned, or 0 when the reply came otherwise
+// (Item.Ended).
+func (r *Runtime) exec(ctx context.Context, cmd *Command, start *codec.Start, out []byte, blk *Block) ([]byte, int64) {
 	var p pend
 	out, wait := r.begin(&p, ctx, cmd, start, out, blk)
 	p.gateOK = true // the only command in flight on this goroutine
-	return p.finish(out, wait)
+	out = p.finish(out, wait)
+	return out, p.ended
 }
 
 // pend is a command between its guest calls: what it carries from one store
@@ -133,6 +139,9 @@ type pend struct {
 	gateOK   bool   // it may wait for a contention gate on this goroutine (gateWait)
 	handle   uint32 // the continuation
 	gen      uint64 // the instance generation it lives in
+	// ended is Clock when the guest call that replied returned; 0 when
+	// the reply came otherwise (a failure, a final answer's recipe).
+	ended int64
 }
 
 // begin starts cmd: it takes a slot, runs the command's first guest call and
@@ -248,7 +257,7 @@ func (p *pend) release() {
 	if p.turn != nil {
 		p.turn()
 	}
-	*p = pend{}
+	*p = pend{ended: p.ended}
 }
 
 // answer takes the answer of a guest call (packed, err), made with p.s
@@ -257,6 +266,7 @@ func (p *pend) release() {
 // into p.c.rq, the slot let go unless p.keep (wait true).
 func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 	r, v, s, in, c := p.r, p.v, p.s, p.in, p.c
+	p.ended = 0
 	if err != nil {
 		out = append(out, v.failed(s, in, err)...)
 		s.unlock()
@@ -270,6 +280,7 @@ func (p *pend) answer(packed uint64, err error, out []byte) ([]byte, bool) {
 	}
 	if ans[0] == codec.StatusDone {
 		out = append(out, ans[1:]...)
+		p.ended = in.ended // before unlock: the next command's call sets it
 		s.unlock()
 		return out, false
 	}
@@ -521,7 +532,7 @@ func (r *Runtime) execSerial(ctx context.Context, items []Item, out []byte, blk 
 		}
 		if n == 0 {
 			it := &items[i]
-			out = r.exec(ctx, it.Cmd, &it.Start, out, blk)
+			out, it.Ended = r.exec(ctx, it.Cmd, &it.Start, out, blk)
 			it.End = len(out)
 			n = 1
 		}

@@ -337,7 +337,8 @@ type instance struct {
 	// waiting on the store, when the last call began, and the linear
 	// memory's size as last accounted.
 	pending int
-	used    int64 // Runtime.clock when the last call began
+	used    int64 // Clock when the last call began
+	ended   int64 // Clock when the last call returned
 	memSeen uint32
 
 	ctx   context.Context // carries the instance to host functions
@@ -444,11 +445,14 @@ func (in *instance) invoke(f api.Function, a, b uint64) (uint64, error) {
 	in.stderr.reset()
 	// Monotonic clock reads only: time.Now would read the wall clock too,
 	// a third clock read per command for nothing.
-	r := in.v.rt
-	began := r.clock()
+	began := Clock()
 	in.used = began
 	err := f.CallWithStack(in.ctx, in.stack[:])
-	in.v.ctr.guestNanos.Add(r.clock() - began)
+	// The read that ends the call is also the end of a command that
+	// replied in it (pend.ended, Item.Ended): the server takes it
+	// rather than reading the clock again.
+	in.ended = Clock()
+	in.v.ctr.guestNanos.Add(in.ended - began)
 	in.parked = nil
 	if !in.state.CompareAndSwap(in.mark, 0) {
 		return 0, errDeadline

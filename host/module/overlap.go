@@ -113,6 +113,9 @@ func (r *Runtime) ExecBatch(ctx context.Context, items []Item, out []byte, blk *
 		// path never blocks, so it never sets Blocked itself.
 		blk.Blocked = false
 	}
+	for i := range items {
+		items[i].Ended = 0 // set where it is known (execSerial)
+	}
 	if !r.inline && len(items) > 1 && (blk == nil || !anyBlocking(items)) && guardOf(ctx) == nil {
 		return r.execOverlapped(ctx, items, out)
 	}

@@ -39,9 +39,9 @@ type Runtime struct {
 	log      *slog.Logger
 	deadline time.Duration
 	nInst    int
-	// epoch is when the runtime was made: instances keep when they were
-	// last used as monotonic nanoseconds since then (clock), read with one
-	// clock read where time.Now takes two.
+	// epoch is Clock's zero: instances keep when they were last used as
+	// monotonic nanoseconds since then (clock), read with one clock read
+	// where time.Now takes two.
 	epoch time.Time
 
 	wrt     wazero.Runtime
@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config, st store.Store) (*Runtime, error) {
 		log:       cfg.Logger,
 		deadline:  cfg.Deadline,
 		nInst:     cfg.Instances,
-		epoch:     time.Now(),
+		epoch:     clockEpoch,
 		compiled:  map[[32]byte]*compiledEntry{},
 		compiling: map[[32]byte]*compileWait{},
 	}
@@ -499,7 +499,17 @@ func (r *Runtime) Unload(name string) error {
 }
 
 // clock is the monotonic time since the runtime was made, in nanoseconds.
-func (r *Runtime) clock() int64 { return int64(time.Since(r.epoch)) }
+func (r *Runtime) clock() int64 { return Clock() }
+
+// clockEpoch is Clock's zero, shared by every runtime so that a caller
+// can put the runtime's readings (Item.Ended) on its own clock.
+var clockEpoch = time.Now()
+
+// Clock is a monotonic clock: nanoseconds since Epoch.
+func Clock() int64 { return int64(time.Since(clockEpoch)) }
+
+// Epoch is when Clock reads 0.
+func Epoch() time.Time { return clockEpoch }
 
 // Lookup returns the command called name, matched case-insensitively, or nil.
 // It takes no lock and does not allocate.

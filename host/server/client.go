@@ -221,11 +221,11 @@ func (s *Server) serveConn(c *client) {
 			c.readFailed(err)
 			return
 		}
-		// One wall-clock read per batch: commands take their start time
-		// (codec.Start.Now) from it and the monotonic clock.
-		t := time.Now()
-		c.clock = int64(t.Sub(s.started))
-		c.wallOff = t.UnixNano() - c.clock
+		// One monotonic clock read per batch: commands take their start
+		// time (codec.Start.Now) from it and the wall clock's offset,
+		// read at most once a millisecond (wallOffset).
+		c.clock = s.nanos()
+		c.wallOff = s.wallOffset(c.clock)
 		c.alive.Store(c.clock)
 		for i := range cmds {
 			c.process(cmds[i])
@@ -278,6 +278,49 @@ func (c *client) readFailed(err error) {
 
 // nanos is the monotonic time since the server started.
 func (s *Server) nanos() int64 { return int64(time.Since(s.started)) }
+
+// wallRefresh is how long a reading of the wall clock's offset from
+// nanos's clock serves (wallOffset).
+const wallRefresh = int64(time.Millisecond)
+
+// wallReading is the wall clock's offset from nanos's clock, read at nanos
+// at.
+type wallReading struct{ at, off int64 }
+
+// wallOffset returns the wall clock in Unix nanoseconds minus nanos, at
+// now (a nanos reading), as read with time.Now within the last
+// wallRefresh. time.Now reads two clocks, and on a virtual machine each
+// read costs 80-250 ns (rdtsc alone 80-100 ns here): reading it once
+// per batch was ~1.5% of an unpipelined command's CPU (docs/performance.md,
+// "The fixed cost of a command"). The two clocks advance alike (NTP's
+// slewing adjusts both); only a step of the wall clock changes the
+// offset, and a command sees it at most wallRefresh late.
+func (s *Server) wallOffset(now int64) int64 {
+	if w := s.wall.Load(); w != nil && uint64(now-w.at) < uint64(wallRefresh) {
+		return w.off
+	}
+	t := time.Now()
+	mono := int64(t.Sub(s.started))
+	off := t.UnixNano() - mono
+	s.wall.Store(&wallReading{at: mono, off: off})
+	return off
+}
+
+// ranUntil is when the module commands items[:ran], which ExecBatch has
+// just run, ended, on nanos's clock: the runtime's own reading at the end
+// of the last one's guest call when every item ran and that call replied
+// to it (module.Item.Ended), else the clock now. An unpipelined command
+// so costs one clock read less (~150 ns on a virtual machine,
+// docs/performance.md, "The fixed cost of a command"); what it leaves
+// out is the reply's copy and the slot's release after that call.
+func (s *Server) ranUntil(items []module.Item, ran int) int64 {
+	if ran == len(items) && ran > 0 {
+		if e := items[ran-1].Ended; e != 0 {
+			return e - s.clockOff
+		}
+	}
+	return s.nanos()
+}
 
 // flush writes the pending replies; false when the connection failed.
 func (c *client) flush() bool {
@@ -374,7 +417,7 @@ func (c *client) runPipe() {
 		if blk != nil && blk.Blocked {
 			ran = blk.Index
 		}
-		end := c.s.nanos()
+		end := c.s.ranUntil(items, ran)
 		c.countPipe(items[:ran], mark, began, end)
 		c.clock = end
 		if ran == len(items) {

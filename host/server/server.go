@@ -116,6 +116,12 @@ type Server struct {
 	// startedUnix is started in unix nanoseconds: with nanos, the wall
 	// time of a command from one monotonic clock read.
 	startedUnix int64
+	// clockOff is started on the module runtime's clock (module.Clock):
+	// a reading r of that clock is r - clockOff on nanos's.
+	clockOff int64
+	// wall is the wall clock's offset from nanos's clock, as last read
+	// (wallOffset).
+	wall atomic.Pointer[wallReading]
 
 	// ctx is cancelled when a shutdown runs out of time: module commands
 	// still running are then cancelled.
@@ -166,6 +172,7 @@ func newServer(cfg config.Config, rt commandRuntime, st store.Store, logger *slo
 		runID:       hex.EncodeToString(id[:]),
 		started:     now,
 		startedUnix: now.UnixNano(),
+		clockOff:    int64(now.Sub(module.Epoch())),
 		ctx:         ctx,
 		cancel:      cancel,
 		listeners:   make(map[net.Listener]struct{}),

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/binary"
-
 	"github.com/respike/respike/commands/internal/kit"
 	sdk "github.com/respike/respike/guest-sdk"
 	"github.com/respike/respike/guest-sdk/codec"
 	"github.com/respike/respike/guest-sdk/geo"
-	"github.com/respike/respike/guest-sdk/resp"
 )
 
 func init() {
@@ -125,26 +122,12 @@ func geoAddOneDone(c *sdk.Ctx) {
 	r := c.Result(0)
 	switch r.Code {
 	case codec.OK:
-		replyDigit(c.Reply(), r.IntAt(1)-r.IntAt(0)) // kit.ZAddCount without CH
+		c.Reply().Int(r.IntAt(1) - r.IntAt(0)) // kit.ZAddCount without CH
 	case codec.NotFound:
 		c.Reply().Int(0)
 	default:
 		kit.GuardFailed(c, r)
 	}
-}
-
-// replyDigit writes the integer reply n as w.Int does: when n is one
-// digit and w has room, as one 4-byte store (":1\r\n"), where Int's
-// append is a store and a bounds check per byte and a call in
-// WebAssembly (~240 instructions of a GEOADD).
-func replyDigit(w *resp.Writer, n int64) {
-	l := len(w.Buf)
-	if uint64(n) >= 10 || cap(w.Buf)-l < 4 {
-		w.Int(n)
-		return
-	}
-	w.Buf = w.Buf[:l+4]
-	binary.LittleEndian.PutUint32(w.Buf[l:], ':'|uint32('0'+n)<<8|'\r'<<16|'\n'<<24)
 }
 
 // geoAddDone answers GEOADD from ZAddCall's result.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/respike/respike/guest-sdk/codec"
-	"github.com/respike/respike/guest-sdk/resp"
 	"github.com/respike/respike/guest-sdk/sdktest"
 	"github.com/respike/respike/host/store"
 )
@@ -102,21 +101,5 @@ func TestGeoAddFastMatchesGeneral(t *testing.T) {
 	}
 	if added < 500 || len(fastReqs) < 2000 {
 		t.Fatalf("only %d members added in %d requests: the test does not exercise the common form", added, len(fastReqs))
-	}
-}
-
-// TestReplyDigit: replyDigit writes what resp.Writer.Int writes, with
-// and without room in the buffer.
-func TestReplyDigit(t *testing.T) {
-	for n := int64(-12); n < 1200; n++ {
-		for _, c := range []int{2, 5, 6, 64} {
-			a := resp.Writer{Buf: append(make([]byte, 0, c), 'x', 'y')}
-			b := resp.Writer{Buf: []byte("xy")}
-			replyDigit(&a, n)
-			b.Int(n)
-			if !bytes.Equal(a.Buf, b.Buf) {
-				t.Fatalf("replyDigit(%d) with cap %d: %q, Int: %q", n, c, a.Buf, b.Buf)
-			}
-		}
 	}
 }

@@ -161,9 +161,10 @@ type ScorePut struct {
 	pre, post *Prepared
 	bin       string
 	flags     uint32
-	// words: the short form's constants (pre and post short, a one-byte
-	// bin): the put's first word, the kind of its member, the length of
-	// pre and of the put's score and flags, the ops it adds.
+	// words: PutScore's word stores apply (pre and post short, a
+	// one-byte bin), with these constants: the put's first word (head),
+	// the length of pre (a) and of the put's score and flags (tail), the
+	// bytes besides the member (n), the ops added (nops).
 	words      bool
 	head       uint64
 	a, tail, n int

@@ -1,5 +1,10 @@
 package codec
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Builder methods append an op or set a policy field on a Call and return the
 // Call, so a record operation reads as one chain:
 //
@@ -103,7 +108,7 @@ type Prepared struct {
 	enc []byte
 	// short: enc has at most 16 bytes, and head and tail hold them as
 	// two little-endian words, from the first byte (head) or ending at
-	// the last (tail), for MapPutScoreBetween's stores.
+	// the last (tail), for PutScore's stores.
 	short      bool
 	head, tail [2]uint64
 }
@@ -148,27 +153,91 @@ func (c *Call) MapPutScore(bin string, flags uint32, member []byte, score float6
 	return c
 }
 
-// MapPutScoreBetween is Prepared(pre).MapPutScore(bin, flags, member,
-// score).Prepared(post): a ZADD or GEOADD of one member between the reads
-// and writes around it (the set's size, its type tag). An encoded call
-// with short prepared ops (16 bytes or less each) and a one-byte bin
-// writes the three with one growth and a few word stores, where the
-// chain was three calls, two copies and two growths, ~2,500 instructions
-// of a GEOADD in WebAssembly.
-func (c *Call) MapPutScoreBetween(pre *Prepared, bin string, flags uint32, member []byte, score float64, post *Prepared) *Call {
-	if c.encoded && pre.short && post.short && len(bin) == 1 {
-		c.enc = appendPutScoreBetween(c.enc, pre, bin[0], flags, member, score, post)
-		c.nenc += uint32(len(pre.ops) + 1 + len(post.ops))
-		return c
-	}
-	return c.mapPutScoreChain(pre, bin, flags, member, score, post)
+// ScorePut is a map put of one member (a blob) and its score (a float)
+// between two prepared sequences, with the bin, the flags and the ops
+// around it fixed once by PrepareScorePut: a ZADD or GEOADD of one member
+// between the reads and writes around it (the set's size, its type tag).
+type ScorePut struct {
+	pre, post *Prepared
+	bin       string
+	flags     uint32
+	// words: PutScore's word stores apply (pre and post short, a
+	// one-byte bin), with these constants: the put's first word (head),
+	// the length of pre (a) and of the put's score and flags (tail), the
+	// bytes besides the member (n), the ops added (nops).
+	words      bool
+	head       uint64
+	a, tail, n int
+	nops       uint32
 }
 
-// mapPutScoreChain is MapPutScoreBetween op by op, out of its line: the
-// inlined Prepared calls made the common path's function three times
-// larger.
-func (c *Call) mapPutScoreChain(pre *Prepared, bin string, flags uint32, member []byte, score float64, post *Prepared) *Call {
-	return c.Prepared(pre).MapPutScore(bin, flags, member, score).Prepared(post)
+// PrepareScorePut fixes a ScorePut: pre, a map put in bin with flags,
+// post.
+func PrepareScorePut(pre *Prepared, bin string, flags uint32, post *Prepared) *ScorePut {
+	p := &ScorePut{pre: pre, post: post, bin: bin, flags: flags}
+	if pre.short && post.short && len(bin) == 1 {
+		m, tail := uint64(opBin|opValues), 9
+		if flags != 0 {
+			m, tail = m|opFlags, 13
+		}
+		// code, presence bits, the bin's name (length 1), two values.
+		p.head = uint64(OpMapPut) | m<<8 | 1<<16 | uint64(bin[0])<<48 | 2<<56
+		p.words, p.a, p.tail = true, len(pre.enc), tail
+		p.n = len(pre.enc) + 16 + tail + len(post.enc)
+		p.nops = uint32(len(pre.ops) + 1 + len(post.ops))
+	}
+	return p
+}
+
+// PutScore adds p's ops around a put of member and score, as
+// Prepared(pre).MapPutScore(bin, flags, member, score).Prepared(post)
+// would. On an encoded call with p's short form it writes them with one
+// growth and a few word stores, without another call: in WebAssembly
+// each call passes its arguments through memory, and the chain of
+// builder calls was ~2,500 instructions of a GEOADD (two calls, ~1,400,
+// in the twelfth pass's form).
+//
+// Each prepared sequence is written as a 16-byte window of two word
+// stores, pre's from the first byte and post's ending at the last, past
+// their own bytes into the put's place (the put is at least 25 bytes);
+// the put is written after them, over those bytes. A member of 8 to 24
+// bytes is copied as overlapping words: copy is a call to memmove in
+// WebAssembly and, under wazero, another on the host.
+func (c *Call) PutScore(p *ScorePut, member []byte, score float64) {
+	if !c.encoded || !p.words {
+		c.Prepared(p.pre).MapPutScore(p.bin, p.flags, member, score).Prepared(p.post)
+		return
+	}
+	ml := len(member)
+	n := p.n + ml
+	dst, w := extendOp(c.enc, n)
+	c.enc = dst
+	c.nenc += p.nops
+	binary.LittleEndian.PutUint64(w[n-16:], p.post.tail[0])
+	binary.LittleEndian.PutUint64(w[n-8:], p.post.tail[1])
+	binary.LittleEndian.PutUint64(w, p.pre.head[0])
+	binary.LittleEndian.PutUint64(w[8:], p.pre.head[1])
+	// The put: its first word (PrepareScorePut), the member's kind and
+	// length, then the member and the score (and the flags).
+	q := w[p.a:]
+	binary.LittleEndian.PutUint64(q, p.head)
+	binary.LittleEndian.PutUint64(q[8:], uint64(KindBytes)<<24|uint64(ml)<<32)
+	if ml >= 8 && ml <= 24 {
+		binary.LittleEndian.PutUint64(q[16:], binary.LittleEndian.Uint64(member))
+		binary.LittleEndian.PutUint64(q[8+ml:], binary.LittleEndian.Uint64(member[ml-8:]))
+		if ml > 16 {
+			binary.LittleEndian.PutUint64(q[24:], binary.LittleEndian.Uint64(member[8:]))
+		}
+	} else {
+		copy(q[16:], member)
+	}
+	r := q[16+ml:]
+	_ = r[8]
+	r[0] = byte(KindFloat)
+	binary.LittleEndian.PutUint64(r[1:], math.Float64bits(score))
+	if p.flags != 0 {
+		binary.LittleEndian.PutUint32(r[9:], p.flags)
+	}
 }
 
 // Get reads one bin; bin "" reads all bins as a map of bin name → value.

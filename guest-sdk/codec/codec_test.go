@@ -125,12 +125,21 @@ func TestEncodedCallsEncodeAsOps(t *testing.T) {
 			BitSet(BinValue, 0, 0, nil).HLLRaise(BinValue, []byte{0, 1, 2}).HLLRaise(BinValue, nil).HLLRaise("", nil).Append("", []byte("z")).
 			MapPutScore(BinValue, 0, []byte("member"), -1.5).MapPutScore("score", MapWriteCreateOnly, nil, 0).
 			Prepared(Prepare(Op{Code: OpMapSize, Bin: BinValue}, Op{Code: OpPut, Bin: BinType, Value: Str(TypeZSet)})).
-			Prepared(Prepare()).
-			MapPutScoreBetween(sizeOp, BinValue, 0, []byte("member:12345"), 3.5e15, tagOp).
-			MapPutScoreBetween(tagOp, BinValue, MapWriteCreateOnly|MapWriteNoFail, nil, -0.25, empty).
-			MapPutScoreBetween(empty, BinValue, MapWriteUpdateOnly, []byte("a longer member than sixteen bytes"), 1, sizeOp).
-			MapPutScoreBetween(long, BinValue, 0, []byte("m"), 2, tagOp). // a long prepared sequence: the chain
-			MapPutScoreBetween(sizeOp, "score", 0, []byte("m"), 2, long)
+			Prepared(Prepare())
+		c.PutScore(PrepareScorePut(sizeOp, BinValue, 0, tagOp), []byte("member:12345"), 3.5e15)
+		c.PutScore(PrepareScorePut(tagOp, BinValue, MapWriteCreateOnly|MapWriteNoFail, empty), nil, -0.25)
+		c.PutScore(PrepareScorePut(empty, BinValue, MapWriteUpdateOnly, sizeOp), []byte("a longer member than sixteen bytes"), 1)
+		c.PutScore(PrepareScorePut(long, BinValue, 0, tagOp), []byte("m"), 2) // a long prepared sequence: the chain
+		c.PutScore(PrepareScorePut(sizeOp, "score", 0, long), []byte("m"), 2)
+		// Members of every length around PutScore's word copies (8 to
+		// 24 bytes), with and without flags.
+		between := PrepareScorePut(sizeOp, BinValue, 0, tagOp)
+		flagged := PrepareScorePut(sizeOp, BinValue, MapWriteCreateOnly|MapOrderKeyValue, empty)
+		for n := range 34 {
+			m := []byte("abcdefghijklmnopqrstuvwxyz0123456789"[:n])
+			c.PutScore(between, m, float64(n))
+			c.PutScore(flagged, m, -float64(n))
+		}
 	}
 	plain := Call{Key: []byte("key")}
 	build(&plain)

@@ -392,43 +392,6 @@ func appendMapPutScore(dst []byte, bin string, flags uint32, member []byte, scor
 	return dst
 }
 
-// appendPutScoreBetween appends pre's ops, a map put of one blob key and
-// one float value in a one-byte bin, and post's ops, as appendOp of each
-// would; pre and post are short (Prepared.short). Each prepared sequence
-// is written as a 16-byte window of two word stores, pre's from the
-// first byte and post's ending at the last, past their own bytes into
-// the put's place (the put is at least 25 bytes): the put is written
-// after them, over those bytes. A copy of a few bytes is a call to
-// memmove in WebAssembly and, under wazero, another on the host.
-func appendPutScoreBetween(dst []byte, pre *Prepared, bin byte, flags uint32, member []byte, score float64, post *Prepared) []byte {
-	a := len(pre.enc)
-	m, tail := uint64(opBin|opValues), 9
-	if flags != 0 {
-		m, tail = m|opFlags, 13
-	}
-	n := a + 16 + len(member) + tail + len(post.enc)
-	dst, p := extendOp(dst, n)
-	w := p[n-16:]
-	binary.LittleEndian.PutUint64(w, post.tail[0])
-	binary.LittleEndian.PutUint64(w[8:], post.tail[1])
-	binary.LittleEndian.PutUint64(p, pre.head[0])
-	binary.LittleEndian.PutUint64(p[8:], pre.head[1])
-	// The put: code, presence bits, the bin's name (length 1), two
-	// values, the member's kind and length, then the member and the
-	// score (and the flags).
-	q := p[a:]
-	binary.LittleEndian.PutUint64(q, uint64(OpMapPut)|m<<8|1<<16|uint64(bin)<<48|2<<56)
-	binary.LittleEndian.PutUint64(q[8:], uint64(KindBytes)<<24|uint64(len(member))<<32)
-	r := q[16+copy(q[16:], member):]
-	_ = r[8]
-	r[0] = byte(KindFloat)
-	binary.LittleEndian.PutUint64(r[1:], math.Float64bits(score))
-	if flags != 0 {
-		binary.LittleEndian.PutUint32(r[9:], flags)
-	}
-	return dst
-}
-
 // appendBlobOp appends an op of a one-byte bin and a blob value, nothing
 // else, as appendOp would: its first twelve bytes (code, presence bits,
 // the bin's name, the value's kind and length) as a word and a half.

@@ -186,39 +186,56 @@ func zaddRecord(c *sdk.Ctx, key []byte, flags int64) (*codec.Call, uint32) {
 	call := c.Record(key).Guard(codec.TypeZSet)
 	switch {
 	case flags&ZAddNX != 0:
-		return call, codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		return call, zaddPutFlagsNX
 	case flags&ZAddXX != 0:
-		return call.Exists(codec.ExistsUpdateOnly), codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+		return call.Exists(codec.ExistsUpdateOnly), zaddPutFlagsXX
 	}
-	return call, codec.MapWriteDefault | codec.MapOrderKeyValue
+	return call, zaddPutFlags
 }
 
-// The ops of ZAddOne around its put, encoded once (codec.Prepared): the
-// size before, and the type tag after. Both are short enough for
-// MapPutScoreBetween's word stores (7 and 16 bytes).
+// The map write flags of ZADD's put: without options, with NX, with XX.
+const (
+	zaddPutFlags   = codec.MapWriteDefault | codec.MapOrderKeyValue
+	zaddPutFlagsNX = codec.MapWriteCreateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+	zaddPutFlagsXX = codec.MapWriteUpdateOnly | codec.MapWriteNoFail | codec.MapWritePartial | codec.MapOrderKeyValue
+)
+
+// ZAddOne's call around its put, encoded once (codec.Prepared,
+// codec.PrepareScorePut): the size before, and the type tag after, each
+// short enough for PutScore's word stores (7 and 16 bytes); the put's
+// flags without options (ZAddPut), with NX, with XX (zaddRecord's).
 var (
 	zaddSize = codec.Prepare(codec.Op{Code: codec.OpMapSize, Bin: codec.BinValue})
 	zaddTag  = codec.Prepare(codec.Op{Code: codec.OpPut, Bin: codec.BinType, Value: TagZSet})
+	// ZAddPut is ZAddOne's call without flags after its record: a
+	// caller whose score is never -0 (a geohash) writes it as
+	// c.Record(key).Guard(codec.TypeZSet).PutScore(kit.ZAddPut, member,
+	// score), ZAddOne's request without ZAddOne's call.
+	ZAddPut   = codec.PrepareScorePut(zaddSize, codec.BinValue, zaddPutFlags, zaddTag)
+	zaddPutNX = codec.PrepareScorePut(zaddSize, codec.BinValue, zaddPutFlagsNX, zaddTag)
+	zaddPutXX = codec.PrepareScorePut(zaddSize, codec.BinValue, zaddPutFlagsXX, zaddTag)
 )
 
 // ZAddOne is ZAddCall of one member and its score without CH (flags NX
 // or XX or neither): the same request, built from prepared ops around one
-// map put (codec.Call.MapPutScoreBetween), where the builder methods one
-// by one were most of a GEOADD's guest work in WebAssembly. The result is
+// map put (codec.Call.PutScore), where the builder methods one by one
+// were most of a GEOADD's guest work in WebAssembly. The result is
 // ZAddCall's. Without flags (GEOADD's and ZADD's common form) it opens
 // the record itself rather than through zaddRecord: a call fewer.
 func ZAddOne(c *sdk.Ctx, key []byte, flags int64, member []byte, score float64) {
-	var call *codec.Call
-	put := uint32(codec.MapWriteDefault | codec.MapOrderKeyValue)
-	if flags == 0 {
-		call = c.Record(key).Guard(codec.TypeZSet)
-	} else {
-		call, put = zaddRecord(c, key, flags)
-	}
 	// -0 as 0, as StoreScore, without a branch: -0 + 0 is +0 and x + 0
 	// is x for every other score.
 	score += 0
-	call.MapPutScoreBetween(zaddSize, codec.BinValue, put, member, score, zaddTag)
+	if flags == 0 {
+		c.Record(key).Guard(codec.TypeZSet).PutScore(ZAddPut, member, score)
+		return
+	}
+	call, _ := zaddRecord(c, key, flags)
+	put := zaddPutNX
+	if flags&ZAddNX == 0 {
+		put = zaddPutXX
+	}
+	call.PutScore(put, member, score)
 }
 
 // ZAddCount is the reply of a ZAddCall that succeeded: the members added,
